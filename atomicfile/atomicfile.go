@@ -1,0 +1,51 @@
+// Package atomicfile writes files so that readers see the old content or
+// the new content, never a torn mix, even across a crash.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile writes data to a temporary file in the same directory as
+// filename, syncs it, sets perm, renames it over filename, and syncs the
+// directory so the rename itself survives a crash.
+func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(filename)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(filename)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, filename); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("atomicfile: sync dir: %w", err)
+	}
+	defer d.Close()
+	if err = d.Sync(); err != nil {
+		return fmt.Errorf("atomicfile: sync dir: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+// Package cgroup creates, watches, kills and removes cgroup v2 leaves.
+//
+// tether owns one fresh leaf per start: it is created with an exclusive
+// mkdir (never reused), held through a directory fd, and identified by its
+// cgroup id, the inode number of that directory. Files in the leaf are
+// opened through the held fd, so a leaf renamed or replaced under the same
+// path is never written by mistake.
+//
+// The v2 hierarchy is found from /proc/self/mountinfo, never assumed at
+// /sys/fs/cgroup: hybrid hosts mount it elsewhere (for example
+// /sys/fs/cgroup/unified) beside v1 controllers.
+package cgroup
+
+import "errors"
+
+var (
+	// ErrNoV2 is returned when no cgroup2 filesystem is mounted. Callers
+	// fall back to a weaker mechanism or refuse to start.
+	ErrNoV2 = errors.New("cgroup: no cgroup v2 hierarchy is mounted")
+	// ErrNotCgroup is returned for a parent path that is not a directory of
+	// the cgroup v2 filesystem.
+	ErrNotCgroup = errors.New("cgroup: not a cgroup v2 directory")
+	// ErrRelative is returned for a parent path that is not absolute.
+	ErrRelative = errors.New("cgroup: parent path must be absolute")
+	// ErrNotWritable is returned when the parent cannot hold new leaves for
+	// this user (not delegated, or not root).
+	ErrNotWritable = errors.New("cgroup: parent is not writable")
+	// ErrKilled is returned when starting into a leaf that was written
+	// cgroup.kill: the kernel kills anything cloned into it later.
+	ErrKilled = errors.New("cgroup: leaf was killed and may not be reused")
+	// ErrClosed is returned for operations on a closed or removed leaf.
+	ErrClosed = errors.New("cgroup: leaf is closed")
+)
+
+// LeafPrefix starts the name of every leaf tether creates, so that leaves
+// can be told apart from other cgroups under a shared parent.
+const LeafPrefix = "tether-"

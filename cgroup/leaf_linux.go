@@ -1,0 +1,281 @@
+package cgroup
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Leaf is a cgroup v2 directory created by this process and held open.
+type Leaf struct {
+	Path   string // absolute path of the leaf directory
+	Parent string // absolute path of the parent directory
+	ID     uint64 // cgroup id: the inode number of the leaf directory
+
+	mu       sync.Mutex
+	dirfd    int
+	parentfd int
+	killed   bool
+}
+
+// Create makes a fresh leaf under parent with an exclusive mkdir and opens
+// it. The name is LeafPrefix and random hex; an existing name is never
+// reused.
+func Create(parent string) (*Leaf, error) {
+	if err := CheckParent(parent); err != nil {
+		return nil, err
+	}
+	pfd, err := unix.Open(parent, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: parent, Err: err}
+	}
+	for range 8 {
+		name := LeafPrefix + randomHex()
+		err = unix.Mkdirat(pfd, name, 0o755)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		path := filepath.Join(parent, name)
+		if err != nil {
+			unix.Close(pfd)
+			if isPerm(err) {
+				return nil, fmt.Errorf("%w: %v", ErrNotWritable, &os.PathError{Op: "mkdir", Path: path, Err: err})
+			}
+			return nil, &os.PathError{Op: "mkdir", Path: path, Err: err}
+		}
+		l, err := open(pfd, parent, name)
+		if err != nil {
+			unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR)
+			unix.Close(pfd)
+			return nil, err
+		}
+		return l, nil
+	}
+	unix.Close(pfd)
+	return nil, fmt.Errorf("cgroup: could not pick a fresh leaf name under %q", parent)
+}
+
+func open(pfd int, parent, name string) (*Leaf, error) {
+	path := filepath.Join(parent, name)
+	fd, err := unix.Openat(pfd, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	return &Leaf{Path: path, Parent: parent, ID: st.Ino, dirfd: fd, parentfd: pfd}, nil
+}
+
+func randomHex() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Name returns the leaf's directory name.
+func (l *Leaf) Name() string { return filepath.Base(l.Path) }
+
+// StartFD returns the directory fd to pass as SysProcAttr.CgroupFD. It
+// refuses a leaf that was killed: the kernel SIGKILLs any process cloned into
+// a cgroup that was ever written cgroup.kill.
+func (l *Leaf) StartFD() (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.dirfd < 0:
+		return -1, ErrClosed
+	case l.killed:
+		return -1, fmt.Errorf("%w: %s", ErrKilled, l.Path)
+	}
+	return l.dirfd, nil
+}
+
+func (l *Leaf) read(file string) ([]byte, error) {
+	l.mu.Lock()
+	dirfd := l.dirfd
+	l.mu.Unlock()
+	if dirfd < 0 {
+		return nil, ErrClosed
+	}
+	fd, err := unix.Openat(dirfd, file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(l.Path, file), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(l.Path, file))
+	defer f.Close()
+	var buf []byte
+	chunk := make([]byte, 4096)
+	for {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if n == 0 || err != nil {
+			return buf, nil
+		}
+	}
+}
+
+func (l *Leaf) write(file, data string) error {
+	l.mu.Lock()
+	dirfd := l.dirfd
+	l.mu.Unlock()
+	if dirfd < 0 {
+		return ErrClosed
+	}
+	path := filepath.Join(l.Path, file)
+	fd, err := unix.Openat(dirfd, file, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte(data)); err != nil {
+		return fmt.Errorf("cgroup: write %q: %w", data, &os.PathError{Op: "write", Path: path, Err: err})
+	}
+	return nil
+}
+
+// Procs returns the pids in the leaf (cgroup.procs).
+func (l *Leaf) Procs() ([]int, error) {
+	b, err := l.read("cgroup.procs")
+	if err != nil {
+		return nil, err
+	}
+	return ParsePids(b)
+}
+
+// Events reads cgroup.events.
+func (l *Leaf) Events() (Events, error) {
+	b, err := l.read("cgroup.events")
+	if err != nil {
+		return Events{}, err
+	}
+	return ParseEvents(b)
+}
+
+// CPU reads cpu.stat, which cgroup v2 keeps in every cgroup even without
+// the cpu controller.
+func (l *Leaf) CPU() (CPUStat, error) {
+	b, err := l.read("cpu.stat")
+	if err != nil {
+		return CPUStat{}, err
+	}
+	return ParseCPUStat(b)
+}
+
+// Kill writes 1 to cgroup.kill: the kernel SIGKILLs every process in the
+// leaf and its descendants, including those forked during the kill. After
+// Kill the leaf can never be started into again (see StartFD).
+func (l *Leaf) Kill() error {
+	l.mu.Lock()
+	l.killed = true
+	l.mu.Unlock()
+	return l.write("cgroup.kill", "1")
+}
+
+// Killed reports whether Kill was called.
+func (l *Leaf) Killed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.killed
+}
+
+// WaitEmpty waits up to d for cgroup.events to say "populated 0" and reports
+// whether it did. It sleeps in poll(2): kernfs wakes pollers of
+// cgroup.events with POLLPRI when the file changes.
+func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
+	l.mu.Lock()
+	dirfd := l.dirfd
+	l.mu.Unlock()
+	if dirfd < 0 {
+		return false, ErrClosed
+	}
+	path := filepath.Join(l.Path, "cgroup.events")
+	fd, err := unix.Openat(dirfd, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(d)
+	buf := make([]byte, 256)
+	for {
+		// Each read re-arms the poll notification.
+		n, err := unix.Pread(fd, buf, 0)
+		if err != nil {
+			return false, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		ev, err := ParseEvents(buf[:n])
+		if err != nil {
+			return false, err
+		}
+		if !ev.Populated {
+			return true, nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+		ms := int((left + time.Millisecond - 1) / time.Millisecond)
+		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
+			return false, os.NewSyscallError("poll", err)
+		}
+	}
+}
+
+// Remove closes the leaf and removes its directory, retrying EBUSY for a
+// bounded time: the kernel may report busy for a moment after populated 0
+// while exiting tasks finish leaving the cgroup.
+func (l *Leaf) Remove() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.parentfd < 0 {
+		return ErrClosed
+	}
+	if l.dirfd >= 0 {
+		unix.Close(l.dirfd)
+		l.dirfd = -1
+	}
+	name := filepath.Base(l.Path)
+	var err error
+	for i := range 200 {
+		err = unix.Unlinkat(l.parentfd, name, unix.AT_REMOVEDIR)
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			err = nil
+			break
+		}
+		if !errors.Is(err, unix.EBUSY) {
+			break
+		}
+		time.Sleep(time.Duration(min(i+1, 10)) * time.Millisecond)
+	}
+	unix.Close(l.parentfd)
+	l.parentfd = -1
+	if err != nil {
+		return &os.PathError{Op: "rmdir", Path: l.Path, Err: err}
+	}
+	return nil
+}
+
+// Close releases the held fds without removing the leaf.
+func (l *Leaf) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dirfd >= 0 {
+		unix.Close(l.dirfd)
+		l.dirfd = -1
+	}
+	if l.parentfd >= 0 {
+		unix.Close(l.parentfd)
+		l.parentfd = -1
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mount returns the mount point of the cgroup v2 hierarchy, read once from
+// /proc/self/mountinfo.
+var Mount = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("cgroup: %w", err)
+	}
+	m := ParseMountinfo(b)
+	if m == "" {
+		return "", ErrNoV2
+	}
+	return m, nil
+})
+
+// Self returns the cgroup v2 path of pid (0 for the calling process)
+// relative to the hierarchy's root, such as "/" or "/user.slice/x.scope".
+func Self(pid int) (string, error) {
+	p := "/proc/self/cgroup"
+	if pid > 0 {
+		p = fmt.Sprintf("/proc/%d/cgroup", pid)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("cgroup: %w", err)
+	}
+	return ParseProcCgroup(b)
+}
+
+// DefaultParent returns the directory of the calling process's own cgroup,
+// where leaves go when no parent was given.
+func DefaultParent() (string, error) {
+	m, err := Mount()
+	if err != nil {
+		return "", err
+	}
+	self, err := Self(0)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(m, self), nil
+}
+
+// CheckParent verifies that dir may hold new leaves: an absolute path to an
+// existing cgroup v2 directory that this user may write. Errors wrap
+// ErrRelative, ErrNotCgroup or ErrNotWritable and name the path.
+func CheckParent(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("%w: %q", ErrRelative, dir)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		return fmt.Errorf("cgroup parent %q: %w", dir, &os.PathError{Op: "statfs", Path: dir, Err: err})
+	}
+	if fs.Type != unix.CGROUP2_SUPER_MAGIC {
+		return fmt.Errorf("%w: %q (filesystem type %#x)", ErrNotCgroup, dir, fs.Type)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Errorf("%w: %q: %v (run as root, or delegate the subtree to uid %d)", ErrNotWritable, dir, err, os.Getuid())
+	}
+	return nil
+}
+
+// Writable reports whether CheckParent accepts dir, for callers choosing a
+// default.
+func Writable(dir string) bool { return CheckParent(dir) == nil }
+
+func isPerm(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS)
+}

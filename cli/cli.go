@@ -1,0 +1,99 @@
+// Package cli is tether's command line: one file per subcommand, the only
+// place that reads flags, prints, or chooses exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by all commands. tether run passes the command's own
+// code through and uses 124–127 for its own outcomes, as timeout(1) does.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1   // an operational failure of a non-run command
+	ExitUsage    = 2   // a usage error of a non-run command
+	ExitTimeout  = 124 // tether run: the timeout expired
+	ExitTether   = 125 // tether run: tether failed, or bad usage
+	ExitNotExec  = 126 // tether run: the command could not be executed
+	ExitNotFound = 127 // tether run: the command was not found
+)
+
+// exitError carries an exit code up to Main. A nil err means the message
+// was already printed (or there is none).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exit returns an error that makes Main exit with code, printing err if it
+// is not nil.
+func exit(code int, err error) error { return &exitError{code: code, err: err} }
+
+// env is what commands read and write besides their flags.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func (e *env) warnf(format string, a ...any) {
+	fmt.Fprintf(e.stderr, "tether: "+format+"\n", a...)
+}
+
+// Main runs tether with args (without the program name) and returns the
+// process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	root := newRoot(e)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			e.warnf("%v", ee.err)
+		}
+		return ee.code
+	}
+	// Flag and argument errors from cobra itself.
+	e.warnf("%v", err)
+	if cmd, _, ferr := root.Find(args); ferr == nil && cmd.Name() == "run" {
+		return ExitTether
+	}
+	return ExitUsage
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tether",
+		Short: "Run commands so that everything they start has an owner",
+		Long: `tether runs a command inside a fresh cgroup v2 leaf it owns, with a deadline,
+and stops everything in it — setsid'd, double-forked and TERM-ignoring
+descendants included — ending in kernel-confirmed emptiness and a JSON
+receipt that proves it.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetIn(e.stdin)
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newRunCmd(e))
+	return root
+}

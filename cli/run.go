@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/unix"
+)
+
+type runFlags struct {
+	timeout      time.Duration
+	grace        time.Duration
+	killWait     time.Duration
+	receipt      string
+	cgroupParent string
+	require      string
+	mechanism    string
+	quiet        bool
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND [ARG...]",
+		Short: "Run a command and stop everything it started when it ends",
+		Long: `Run COMMAND in a fresh cgroup v2 leaf (entered before exec), wait for it, then
+stop whatever it left behind: SIGTERM to every member, --grace to exit,
+then cgroup.kill, until the kernel reports the leaf empty and every member
+is reaped. The leaf is removed and a receipt records the evidence.
+
+The run ends when the main process exits, when --timeout expires, or when
+tether receives SIGINT, SIGTERM or SIGHUP. A second such signal skips the
+grace period; further ones are ignored until cleanup is done.
+
+Without a writable cgroup v2 parent, tether falls back to subreaper +
+process group + parent-death signal and says what that cannot guarantee;
+--require cgroup refuses instead.
+
+Exit status: the command's own; 128+n if it died of signal n, or if tether
+was stopped by signal n; 124 on timeout; 125 if tether failed (including bad
+usage, or a stop it could not confirm); 126 if the command could not be
+executed; 127 if it was not found.`,
+		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
+  tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(e, &f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.SetInterspersed(false)
+	fl.DurationVar(&f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
+	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
+	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
+	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also on failure")
+	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
+	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
+	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment to use: auto, cgroup or fallback")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
+	return cmd
+}
+
+func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
+	var mech receipt.Mechanism
+	switch f.mechanism {
+	case "auto", "":
+	case "cgroup":
+		mech = receipt.MechanismCgroup
+	case "fallback":
+		mech = receipt.MechanismFallback
+	default:
+		return "", fmt.Errorf("--mechanism %q: want auto, cgroup or fallback", f.mechanism)
+	}
+	switch f.require {
+	case "":
+	case "cgroup":
+		if mech == receipt.MechanismFallback {
+			return "", errors.New("--require cgroup contradicts --mechanism fallback")
+		}
+		mech = receipt.MechanismCgroup
+	default:
+		return "", fmt.Errorf("--require %q: the only requirement is cgroup", f.require)
+	}
+	if f.timeout < 0 || f.grace < 0 || f.killWait < 0 {
+		return "", errors.New("--timeout, --grace and --kill-wait must not be negative")
+	}
+	if f.killWait == 0 {
+		return "", errors.New("--kill-wait must be positive: it bounds the wait for the kernel to empty the group")
+	}
+	if f.cgroupParent == "" {
+		f.cgroupParent = e.getenv("TETHER_CGROUP_PARENT")
+	}
+	if f.cgroupParent != "" && !filepath.IsAbs(f.cgroupParent) {
+		return "", fmt.Errorf("cgroup parent %q: must be an absolute path in the cgroup v2 hierarchy", f.cgroupParent)
+	}
+	if f.receipt != "" && f.receipt != "-" {
+		dir := filepath.Dir(f.receipt)
+		st, err := os.Stat(dir)
+		if err != nil {
+			return "", fmt.Errorf("--receipt %q: directory %q: %w", f.receipt, dir, errors.Unwrap(err))
+		}
+		if !st.IsDir() {
+			return "", fmt.Errorf("--receipt %q: %q is not a directory", f.receipt, dir)
+		}
+		if unix.Access(dir, unix.W_OK) != nil {
+			return "", fmt.Errorf("--receipt %q: directory %q is not writable", f.receipt, dir)
+		}
+	}
+	return mech, nil
+}
+
+func runRun(e *env, f *runFlags, args []string) error {
+	mech, err := f.validate(e)
+	if err != nil {
+		return exit(ExitTether, err)
+	}
+	c := contain.Command(args[0], args[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
+	c.Mechanism = mech
+	c.CgroupParent = f.cgroupParent
+	c.Timeout = f.timeout
+	c.Grace = f.grace
+	if f.grace == 0 {
+		c.Grace = -1
+	}
+	c.KillWait = f.killWait
+	c.AdoptOrphans = true // tether run starts no other children
+
+	sigs := newSignalLog(c)
+	defer sigs.close()
+	if err := c.Start(); err != nil {
+		r := c.Receipt()
+		werr := writeReceipt(e, f.receipt, r)
+		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
+	}
+	if c.Warning != "" && !f.quiet {
+		e.warnf("%s", c.Warning)
+	}
+	waitErr := c.Wait()
+	sigs.close()
+	r := c.Receipt()
+	r.SignalsReceived = sigs.list()
+	code := r.Exit.Code
+	if first := sigs.first(); first != 0 && !r.TimedOut && r.Stop.Reason == contain.ReasonSignal {
+		code = 128 + int(first)
+		r.Exit.Code = code
+	}
+	var msgs []error
+	if !errors.Is(waitErr, contain.ErrNotConfirmed) {
+		waitErr = nil
+	} else {
+		code = ExitTether
+		r.Exit.Code = code
+		msgs = append(msgs, waitErr)
+	}
+	if !f.quiet {
+		summarize(e, r)
+	}
+	if err := writeReceipt(e, f.receipt, r); err != nil {
+		msgs = append(msgs, err)
+		if code == 0 {
+			code = ExitTether
+		}
+	}
+	if code == 0 {
+		return nil
+	}
+	return exit(code, errors.Join(msgs...))
+}
+
+func startError(name string, err error) error {
+	switch contain.StartErrorCode(err) {
+	case ExitNotFound:
+		return fmt.Errorf("%s: command not found: %w", name, err)
+	case ExitNotExec:
+		return fmt.Errorf("%s: cannot execute: %w", name, err)
+	}
+	return fmt.Errorf("cannot start %s: %w", name, err)
+}
+
+// summarize tells the user on stderr what tether had to do beyond waiting.
+func summarize(e *env, r *receipt.Receipt) {
+	if r.TimedOut {
+		e.warnf("timed out; stopped %d processes", r.Evidence.MembersSeen)
+	}
+	if r.StragglersTotal > 0 {
+		e.warnf("main process exited; stopped %d stragglers it left (see the receipt)", r.StragglersTotal)
+	}
+	if r.Evidence.KillUsed {
+		e.warnf("members outlived the grace period and were killed")
+	}
+}
+
+func writeReceipt(e *env, path string, r *receipt.Receipt) error {
+	switch path {
+	case "":
+		return nil
+	case "-":
+		b, err := r.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(b)
+		return err
+	}
+	if err := r.WriteFile(path); err != nil {
+		return fmt.Errorf("write receipt: %w", err)
+	}
+	return nil
+}
+
+// signalLog turns SIGINT, SIGTERM and SIGHUP into the stop protocol: the
+// first begins it, the second skips the grace, the rest are absorbed.
+type signalLog struct {
+	mu   sync.Mutex
+	ch   chan os.Signal
+	got  []receipt.Signal
+	sig1 syscall.Signal
+	done chan struct{}
+	once sync.Once
+}
+
+func newSignalLog(c *contain.Cmd) *signalLog {
+	s := &signalLog{ch: make(chan os.Signal, 8), done: make(chan struct{})}
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-s.done:
+				return
+			case sig := <-s.ch:
+				s.handle(c, sig.(syscall.Signal))
+			}
+		}
+	}()
+	return s
+}
+
+func (s *signalLog) handle(c *contain.Cmd, sig syscall.Signal) {
+	s.mu.Lock()
+	action := "absorbed"
+	switch len(s.got) {
+	case 0:
+		action, s.sig1 = "stop", sig
+	case 1:
+		action = "skip-grace"
+	}
+	s.got = append(s.got, receipt.Signal{Name: unix.SignalName(sig), At: time.Now().UTC(), Action: action})
+	s.mu.Unlock()
+	switch action {
+	case "stop":
+		c.Stop(contain.ReasonSignal)
+	case "skip-grace":
+		c.Kill()
+	}
+}
+
+// close stops recording. Signals that arrive after cleanup ended are left
+// to the default action only once Main returns; until then they queue.
+func (s *signalLog) close() {
+	s.once.Do(func() { close(s.done) })
+}
+
+func (s *signalLog) list() []receipt.Signal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]receipt.Signal(nil), s.got...)
+}
+
+func (s *signalLog) first() syscall.Signal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sig1
+}

@@ -1,0 +1,13 @@
+// Command tether runs commands so that everything they start has an owner
+// and is stopped with them. See README.md.
+package main
+
+import (
+	"os"
+
+	"github.com/tether-run/tether/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

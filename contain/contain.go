@@ -1,0 +1,207 @@
+// Package contain runs a command so that everything it starts can be found
+// and stopped: the command is cloned straight into a fresh cgroup v2 leaf
+// (no instant exists in which it is outside), the calling process becomes
+// the child subreaper so orphans come back to it, and Wait returns only when
+// the kernel has confirmed the group empty and every member was reaped.
+//
+// The API is shaped like os/exec:
+//
+//	c := contain.Command("npm", "run", "e2e")
+//	c.Timeout = 20 * time.Minute
+//	if err := c.Start(); err != nil { ... }
+//	err := c.Wait()          // main exit, then the stop protocol
+//	r := c.Receipt()         // evidence, JSON-ready
+//
+// Stop begins the stop protocol early (SIGTERM, grace, cgroup.kill); Kill
+// skips whatever grace is left.
+//
+// Process-wide effects: Start makes the calling process a child subreaper
+// (PR_SET_CHILD_SUBREAPER) and reaps the orphans of its groups. It never
+// reaps a child it did not recognise as a member, so os/exec children of the
+// rest of the program keep their exit statuses.
+package contain
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/receipt"
+)
+
+var (
+	// ErrStarted is returned by Start when the Cmd was already started.
+	ErrStarted = errors.New("contain: already started")
+	// ErrNotStarted is returned by Wait before Start.
+	ErrNotStarted = errors.New("contain: not started")
+	// ErrNoCgroup is returned by Start when Mechanism is MechanismCgroup and
+	// no writable cgroup v2 parent exists. Nothing was started.
+	ErrNoCgroup = errors.New("contain: cgroup containment required but not available")
+	// ErrNotConfirmed is returned by Wait when the stop protocol ended
+	// without proof that the group is empty and reaped; the receipt says
+	// what is missing.
+	ErrNotConfirmed = errors.New("contain: stop not confirmed")
+	// ErrPlacement is returned by Start when the started process is not in
+	// the leaf it was cloned into. It was killed.
+	ErrPlacement = errors.New("contain: process is not in its leaf")
+)
+
+// Stop reasons recorded in the receipt.
+const (
+	ReasonMainExit = "main-exit"
+	ReasonTimeout  = "timeout"
+	ReasonSignal   = "signal"
+	ReasonRequest  = "request"
+	ReasonError    = "error"
+)
+
+// Defaults for the two bounded waits of the stop protocol.
+const (
+	DefaultGrace    = 10 * time.Second
+	DefaultKillWait = 5 * time.Second
+)
+
+// Cmd is a command run inside its own containment.
+type Cmd struct {
+	// Path, Args, Env, Dir, Stdin, Stdout and Stderr mean what they mean in
+	// os/exec.Cmd. Args includes the command name.
+	Path   string
+	Args   []string
+	Env    []string
+	Dir    string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+
+	// Mechanism selects the containment: "" chooses cgroup when a writable
+	// cgroup v2 parent exists and falls back otherwise; MechanismCgroup
+	// refuses to start without it; MechanismFallback forces the fallback.
+	Mechanism receipt.Mechanism
+	// CgroupParent is the cgroup v2 directory to create the leaf in. Empty
+	// means the calling process's own cgroup. A given parent that cannot be
+	// used is an error, never a silent fallback.
+	CgroupParent string
+	// Timeout, if positive, begins the stop protocol after this long.
+	Timeout time.Duration
+	// Grace is how long members have after SIGTERM (default DefaultGrace;
+	// negative means none).
+	Grace time.Duration
+	// KillWait bounds the wait for emptiness after the kill (default
+	// DefaultKillWait).
+	KillWait time.Duration
+	// AdoptOrphans declares that this program starts no children except
+	// through this Cmd, so every orphan reparented to it belongs to the
+	// group. Only the fallback mechanism needs it; without it the fallback
+	// claims an orphan only if the orphan still carries the group's marker
+	// in its environment.
+	AdoptOrphans bool
+
+	// Process is the main process, set by Start.
+	Process *os.Process
+	// Err is set by Command when the name could not be resolved.
+	Err error
+	// Warning says why the fallback is in force when it was chosen
+	// automatically; empty otherwise.
+	Warning string
+
+	mu       sync.Mutex
+	started  bool
+	leaf     *cgroup.Leaf
+	rec      receipt.Receipt
+	stopCh   chan string
+	skipCh   chan struct{}
+	skipOnce sync.Once
+	stopOnce sync.Once
+	done     chan struct{}
+	waitErr  error
+	sys      sysState
+}
+
+// Command returns a Cmd for name and args, resolving name like
+// os/exec.Command. A resolution failure is kept in Err and returned by
+// Start.
+func Command(name string, arg ...string) *Cmd {
+	c := &Cmd{Path: name, Args: append([]string{name}, arg...)}
+	if lp, err := exec.LookPath(name); err != nil {
+		c.Err = err
+	} else {
+		c.Path = lp
+	}
+	return c
+}
+
+// Start starts the command in a fresh containment. When it returns an
+// error, nothing is left running and the receipt records the error.
+func (c *Cmd) Start() error { return c.start() }
+
+// Wait waits for the main process to exit, then runs the stop protocol on
+// whatever is left, and returns once the group is confirmed empty and
+// reaped. The error is an *exec.ExitError-like *ExitError when the main
+// process failed, or wraps ErrNotConfirmed.
+func (c *Cmd) Wait() error {
+	c.mu.Lock()
+	started := c.started
+	c.mu.Unlock()
+	if !started {
+		return ErrNotStarted
+	}
+	<-c.done
+	return c.waitErr
+}
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Stop begins the stop protocol now, recording reason (ReasonTimeout,
+// ReasonSignal, ReasonRequest, ...). Later calls do nothing; use Kill to
+// cut the grace short.
+func (c *Cmd) Stop(reason string) {
+	c.stopOnce.Do(func() { c.stopCh <- reason })
+}
+
+// Kill skips what is left of the grace period: the group is killed at once.
+// It also begins the protocol if it had not begun.
+func (c *Cmd) Kill() {
+	c.skipOnce.Do(func() { close(c.skipCh) })
+	c.Stop(ReasonRequest)
+}
+
+// Receipt returns the run's receipt. It is complete after Wait returns, or
+// after Start fails.
+func (c *Cmd) Receipt() *receipt.Receipt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.rec
+	return &r
+}
+
+// ExitCode returns the code tether passes on: the main process's exit
+// status, 128+n when it died of signal n, 124 when the run timed out.
+func (c *Cmd) ExitCode() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rec.Exit.Code
+}
+
+// ExitError reports a main process that did not exit 0.
+type ExitError struct {
+	Code   int    // the code tether passes on
+	Signal string // set when the main process died of a signal
+}
+
+func (e *ExitError) Error() string {
+	if e.Signal != "" {
+		return "contain: main process killed by " + e.Signal
+	}
+	return "contain: main process exited with status " + strconv.Itoa(e.Code)
+}

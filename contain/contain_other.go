@@ -1,0 +1,22 @@
+//go:build !linux
+
+package contain
+
+import (
+	"errors"
+	"fmt"
+)
+
+type sysState struct{}
+
+func (c *Cmd) start() error {
+	return fmt.Errorf("contain: %w on this system (Linux only for now)", errors.ErrUnsupported)
+}
+
+// StartErrorCode maps a Start error to tether's exit code (125 here).
+func StartErrorCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	return 125
+}

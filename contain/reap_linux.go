@@ -1,0 +1,99 @@
+package contain
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+)
+
+type cpuRecord = receipt.CPU
+
+// children lists the calling process's children. Each thread has its own
+// list (/proc/self/task/TID/children) and orphans are reparented to any
+// thread of the subreaper, so every task is read.
+func children() []int {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var pids []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
+}
+
+// orphanHandles returns handles to the children that os/exec does not own
+// and that belong to the group according to member.
+func orphanHandles(member func(*identity.Handle) bool) []*identity.Handle {
+	owned.Lock()
+	var pids []int
+	for _, pid := range children() {
+		if !owned.pids[pid] {
+			pids = append(pids, pid)
+		}
+	}
+	owned.Unlock()
+	var hs []*identity.Handle
+	for _, pid := range pids {
+		h, err := identity.OpenChild(pid)
+		if err != nil {
+			continue
+		}
+		if member(h) {
+			hs = append(hs, h)
+		} else {
+			h.Close()
+		}
+	}
+	return hs
+}
+
+// reapOrphans reaps the group's orphans until a pass finds none or deadline
+// passes. Once the main process is reaped and no orphan of the group is
+// left among our children, no member can remain: a member's children are
+// reparented to us before the member itself becomes waitable.
+func (p *protocol) reapOrphans(deadline time.Time, member func(*identity.Handle) bool) (int, error) {
+	n := 0
+	for {
+		hs := orphanHandles(member)
+		if len(hs) == 0 {
+			return n, nil
+		}
+		for _, h := range hs {
+			if h.WaitExit(time.Until(deadline)) && h.Reap() == nil {
+				n++
+			}
+			h.Close()
+		}
+		if time.Now().After(deadline) {
+			return n, errors.New("contain: orphans still running at the kill-wait deadline")
+		}
+	}
+}
+
+func procCgroupPath(pid int) (string, error) {
+	p, err := cgroup.Self(pid)
+	if err != nil {
+		return "", err
+	}
+	m, err := cgroup.Mount()
+	if err != nil {
+		return "", err
+	}
+	if p == "/" {
+		return m, nil
+	}
+	return m + p, nil
+}

@@ -1,0 +1,404 @@
+package contain
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/unix"
+)
+
+// markerEnv carries a per-group random marker into the fallback group's
+// environment so that its orphans can be told from other children.
+const markerEnv = "TETHER_GROUP_MARKER"
+
+type sysState struct {
+	main      *identity.Handle
+	exitCh    chan exitResult
+	exit      *exitResult
+	copies    sync.WaitGroup
+	stdinW    *os.File
+	childEnds []*os.File
+	marker    string
+	timer     *time.Timer
+	stopping  bool
+}
+
+type exitResult struct {
+	state *os.ProcessState
+	err   error
+	at    time.Time
+}
+
+// subreaper makes this process the child subreaper once: orphaned
+// descendants are reparented to it instead of init (Linux 3.4+).
+var subreaper = sync.OnceValue(func() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl PR_SET_CHILD_SUBREAPER", err)
+	}
+	return nil
+})
+
+// owned is the set of children whose exit status belongs to os.Process.Wait.
+// The orphan sweep never reaps them. The lock is held across fork+register
+// and across the sweep's listing, so a child is never seen half-registered.
+var owned = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+func (c *Cmd) start() (err error) {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return ErrStarted
+	}
+	c.started = true
+	c.stopCh = make(chan string, 1)
+	c.skipCh = make(chan struct{})
+	c.done = make(chan struct{})
+	c.mu.Unlock()
+
+	cwd := c.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	c.rec = receipt.Receipt{
+		SchemaVersion: receipt.SchemaVersion,
+		Argv:          append([]string(nil), c.Args...),
+		Cwd:           cwd,
+		StartedAt:     time.Now().UTC(),
+		Exit:          receipt.Exit{Code: 125, MainStatus: -1},
+	}
+	defer func() {
+		if err != nil {
+			c.failStart(err)
+		}
+	}()
+	if c.Err != nil {
+		return c.Err
+	}
+	if err := subreaper(); err != nil {
+		return err
+	}
+	if err := c.chooseMechanism(); err != nil {
+		return err
+	}
+	ec, err := c.buildExec()
+	if err != nil {
+		return err
+	}
+	if err := c.launch(ec); err != nil {
+		return err
+	}
+	go c.supervise()
+	return nil
+}
+
+// chooseMechanism creates the leaf, or settles on the fallback.
+func (c *Cmd) chooseMechanism() error {
+	if c.Mechanism == receipt.MechanismFallback {
+		c.useFallback("fallback requested")
+		return nil
+	}
+	parent := c.CgroupParent
+	explicit := parent != ""
+	if !explicit {
+		p, err := cgroup.DefaultParent()
+		if err == nil {
+			err = cgroup.CheckParent(p)
+		}
+		if err != nil {
+			if c.Mechanism == receipt.MechanismCgroup {
+				return fmt.Errorf("%w: %w", ErrNoCgroup, err)
+			}
+			c.useFallback(err.Error())
+			return nil
+		}
+		parent = p
+	}
+	leaf, err := cgroup.Create(parent)
+	if err != nil {
+		if explicit || c.Mechanism == receipt.MechanismCgroup {
+			return err
+		}
+		c.useFallback(err.Error())
+		return nil
+	}
+	c.leaf = leaf
+	c.rec.Mechanism = receipt.MechanismCgroup
+	c.rec.Caveats = []string{}
+	c.rec.Cgroup = &receipt.Cgroup{Path: leaf.Path, ID: leaf.ID, Parent: leaf.Parent}
+	return nil
+}
+
+func (c *Cmd) useFallback(why string) {
+	c.rec.Mechanism = receipt.MechanismFallback
+	c.rec.Caveats = fallbackCaveats
+	if c.Mechanism != receipt.MechanismFallback {
+		c.Warning = "no usable cgroup v2 parent (" + why + "); using the fallback: " + fallbackCaveats[0]
+	}
+	c.sys.marker = randomHex()
+}
+
+var fallbackCaveats = []string{
+	"descendants are found by walking the process tree, not held by the kernel: a process that escapes between walks is found only if it is reparented to tether",
+	"if tether itself is SIGKILLed, only the main process is killed (parent death signal); its descendants are reparented to init and survive",
+	"no cgroup.kill: a fork storm is stopped by repeated walks and SIGKILLs, bounded by the kill wait",
+}
+
+func randomHex() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// buildExec prepares the os/exec command. Non-file stdio gets pipes we copy
+// ourselves: os/exec would otherwise tie Wait to pipe EOF, which daemons
+// holding the pipe would delay until they are stopped.
+func (c *Cmd) buildExec() (*exec.Cmd, error) {
+	ec := &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
+	if c.sys.marker != "" {
+		env := c.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		ec.Env = append(append([]string(nil), env...), markerEnv+"="+c.sys.marker)
+	}
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if c.leaf != nil {
+		fd, err := c.leaf.StartFD()
+		if err != nil {
+			return nil, err
+		}
+		attr.UseCgroupFD, attr.CgroupFD = true, fd
+	} else {
+		attr.Setpgid = true
+	}
+	ec.SysProcAttr = attr
+
+	var err error
+	if ec.Stdin, err = c.stdin(); err != nil {
+		return nil, err
+	}
+	if ec.Stdout, err = c.output(c.Stdout); err != nil {
+		return nil, err
+	}
+	if ec.Stderr, err = c.output(c.Stderr); err != nil {
+		return nil, err
+	}
+	return ec, nil
+}
+
+func (c *Cmd) stdin() (io.Reader, error) {
+	if c.Stdin == nil {
+		return nil, nil
+	}
+	if f, ok := c.Stdin.(*os.File); ok {
+		return f, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c.sys.stdinW = w
+	c.sys.childEnds = append(c.sys.childEnds, r)
+	go func() {
+		io.Copy(w, c.Stdin)
+		w.Close()
+	}()
+	return r, nil
+}
+
+func (c *Cmd) output(dst io.Writer) (io.Writer, error) {
+	if dst == nil {
+		return nil, nil
+	}
+	if f, ok := dst.(*os.File); ok {
+		return f, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c.sys.childEnds = append(c.sys.childEnds, w)
+	c.sys.copies.Add(1)
+	go func() {
+		defer c.sys.copies.Done()
+		io.Copy(dst, r)
+		r.Close()
+	}()
+	return w, nil
+}
+
+// launch starts the process from a goroutine locked to its OS thread, which
+// stays locked until the process is reaped: Pdeathsig fires when the forking
+// thread exits, so the thread must outlive the child.
+func (c *Cmd) launch(ec *exec.Cmd) error {
+	started := make(chan error, 1)
+	c.sys.exitCh = make(chan exitResult, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Never unlocked: the thread exits with this goroutine, after Wait.
+		owned.Lock()
+		err := ec.Start()
+		if err == nil {
+			owned.pids[ec.Process.Pid] = true
+		}
+		owned.Unlock()
+		started <- err
+		if err != nil {
+			return
+		}
+		st, werr := ec.Process.Wait()
+		at := time.Now()
+		owned.Lock()
+		delete(owned.pids, ec.Process.Pid)
+		owned.Unlock()
+		c.sys.exitCh <- exitResult{state: st, err: werr, at: at}
+	}()
+	err := <-started
+	c.closeChildEnds()
+	if err != nil {
+		return err
+	}
+	c.Process = ec.Process
+	h, err := identity.OpenPID(ec.Process.Pid)
+	if err != nil {
+		// It can only be gone if it already exited; keep a token from
+		// the zombie-free path: the pid is unreaped, so /proc still has it.
+		tok, terr := identity.Of(ec.Process.Pid)
+		if terr != nil {
+			c.abortStarted(err)
+			return fmt.Errorf("contain: identify main process: %w", err)
+		}
+		c.rec.Main = c.processRecord(tok)
+	} else {
+		c.sys.main = h
+		c.rec.Main = c.processRecord(h.Token)
+	}
+	if c.leaf != nil {
+		how, err := c.verifyPlacement(ec.Process.Pid)
+		if err != nil {
+			c.abortStarted(err)
+			return err
+		}
+		c.rec.Cgroup.Verified = how
+	}
+	return nil
+}
+
+// closeChildEnds closes our copies of the pipe ends handed to the child.
+func (c *Cmd) closeChildEnds() {
+	for _, f := range c.sys.childEnds {
+		f.Close()
+	}
+	c.sys.childEnds = nil
+}
+
+func (c *Cmd) processRecord(t identity.Token) *receipt.Process {
+	return &receipt.Process{PID: t.PID, Token: t.String(), Argv: identity.Cmdline(t.PID), StartedAt: identity.StartedAt(t)}
+}
+
+// verifyPlacement proves the main process is in the leaf: by the pidfd's
+// cgroup id where the kernel offers it, else by /proc/PID/cgroup.
+func (c *Cmd) verifyPlacement(pid int) (string, error) {
+	if c.sys.main != nil {
+		id, err := c.sys.main.CgroupID()
+		if err == nil {
+			if id != c.leaf.ID {
+				return "", fmt.Errorf("%w: pid %d is in cgroup id %d, leaf %s is %d", ErrPlacement, pid, id, c.leaf.Path, c.leaf.ID)
+			}
+			return "pidfd-cgroup-id", nil
+		}
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return "", err
+		}
+	}
+	p, err := procCgroupPath(pid)
+	if err != nil {
+		return "", err
+	}
+	if p != c.leaf.Path {
+		return "", fmt.Errorf("%w: pid %d is in %q, want %q", ErrPlacement, pid, p, c.leaf.Path)
+	}
+	return "proc-cgroup", nil
+}
+
+// abortStarted kills a process that started but must not run, and cleans
+// up through the ordinary protocol.
+func (c *Cmd) abortStarted(cause error) {
+	c.rec.Error = cause.Error()
+	go c.supervise()
+	c.Stop(ReasonError)
+	c.Kill()
+	<-c.done
+}
+
+// failStart finishes the receipt of a start that failed.
+func (c *Cmd) failStart(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.leaf != nil && c.Process == nil {
+		if rerr := c.leaf.Remove(); rerr == nil && c.rec.Cgroup != nil {
+			c.rec.Cgroup.Removed = true
+		}
+	}
+	if c.rec.Error == "" {
+		c.rec.Error = err.Error()
+	}
+	c.rec.Exit.Code = StartErrorCode(err)
+	c.rec.EndedAt = time.Now().UTC()
+	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
+	if c.Process == nil {
+		// Nothing ran: the empty group is trivially confirmed stopped.
+		c.rec.StopConfirmed = true
+		c.rec.Evidence.Empty = true
+		c.rec.Evidence.EmptyBy = "nothing was started"
+		c.rec.Evidence.LeafRemoved = c.rec.Cgroup != nil && c.rec.Cgroup.Removed
+	}
+	if c.done != nil {
+		select {
+		case <-c.done:
+		default:
+			close(c.done)
+		}
+	}
+	c.waitErr = err
+}
+
+// StartErrorCode maps a Start error to tether's exit code: 127 when the
+// command was not found, 126 when it was found but could not be executed,
+// 125 for every other failure (tether's own).
+func StartErrorCode(err error) int {
+	var ee *exec.Error
+	var pe *os.PathError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
+		return 126
+	case errors.As(err, &pe) && pe.Op == "fork/exec":
+		if errors.Is(err, unix.ENOENT) {
+			return 127
+		}
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
+			return 126
+		}
+	}
+	return 125
+}

@@ -1,0 +1,208 @@
+package contain
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+)
+
+// runFallback is the stop protocol without a cgroup: members are found by
+// walking the process tree from the main process and from the orphans
+// reparented to us, and every signal still goes through a verified pidfd.
+func (p *protocol) runFallback() {
+	members := p.walk()
+	for _, st := range members {
+		if h, fresh := p.track(st); fresh {
+			p.term(h)
+		}
+	}
+	p.step("term", fmt.Sprintf("%d members found by walking the process tree; SIGTERM sent to %d", len(members), p.ev.Signalled), len(members), nil)
+
+	empty := len(members) == 0
+	if !empty {
+		empty = p.fallbackGrace()
+	}
+	if !empty {
+		p.ev.KillUsed = true
+		empty = p.fallbackKill()
+	}
+	if empty {
+		p.ev.Empty, p.ev.EmptyBy, p.ev.EmptyAt = true, "process-tree walk", time.Now().UTC()
+	}
+	deadline := time.Now().Add(p.killWait())
+	mainOK := p.awaitMain(deadline)
+	reaped, rerr := p.reapOrphans(deadline, p.fallbackOrphan)
+	p.ev.Reaped = reaped
+	p.confirm()
+	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
+}
+
+// track opens and verifies a walked member, returning the handle kept for
+// it and whether it was new.
+func (p *protocol) track(st identity.Stat) (*identity.Handle, bool) {
+	boot, _ := identity.BootID()
+	tok := identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}
+	if h, ok := p.handles[tok]; ok {
+		return h, false
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		return nil, false
+	}
+	p.admit(h)
+	return h, true
+}
+
+func (p *protocol) fallbackGrace() bool {
+	g := p.grace()
+	if g == 0 {
+		p.step("grace", "no grace period", 0, nil)
+		return false
+	}
+	deadline := time.Now().Add(g)
+	for {
+		if p.skipped() {
+			p.step("grace", "cut short by a second stop request", 0, nil)
+			return false
+		}
+		members := p.walk()
+		if len(members) == 0 {
+			p.step("grace", "walk found no member: every member exited after SIGTERM", 0, nil)
+			return true
+		}
+		for _, st := range members {
+			if h, fresh := p.track(st); fresh {
+				p.term(h) // forked since the last walk
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			p.step("grace", fmt.Sprintf("%d members left after %s", len(members), g), len(members), nil)
+			return false
+		}
+		time.Sleep(min(left, 20*time.Millisecond))
+	}
+}
+
+// fallbackKill SIGKILLs every member, walking again until a walk finds none
+// or the kill wait ends: without cgroup.kill, children forked during the
+// kill are only found by the next walk.
+func (p *protocol) fallbackKill() bool {
+	deadline := time.Now().Add(p.killWait())
+	killed, rounds := 0, 0
+	for {
+		members := p.walk()
+		if len(members) == 0 {
+			p.step("kill-wait", fmt.Sprintf("walk found no member after %d rounds (%d SIGKILLs)", rounds, killed), 0, nil)
+			return true
+		}
+		if time.Now().After(deadline) {
+			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.killWait()), len(members), nil)
+			return false
+		}
+		for _, st := range members {
+			if h, _ := p.track(st); h != nil && h.Signal(syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+		if rounds == 0 {
+			p.step("kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
+		}
+		rounds++
+		p.reapOrphans(time.Now(), p.fallbackOrphan)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// walk returns the live members: the main process (while its start time
+// still matches) and the orphans reparented to us, with all their
+// descendants.
+func (p *protocol) walk() []identity.Stat {
+	procs := readAllStats()
+	kids := map[int][]identity.Stat{}
+	for _, st := range procs {
+		kids[st.PPID] = append(kids[st.PPID], st)
+	}
+	self := os.Getpid()
+	var roots []identity.Stat
+	mainTok := p.c.mainToken()
+	for _, st := range procs {
+		switch {
+		case st.PID == mainTok.PID && st.StartTime == mainTok.StartTime:
+			roots = append(roots, st)
+		case st.PPID == self && !isOwned(st.PID) && p.claims(st):
+			roots = append(roots, st)
+		}
+	}
+	var out []identity.Stat
+	for len(roots) > 0 {
+		st := roots[len(roots)-1]
+		roots = roots[:len(roots)-1]
+		if st.State != 'Z' && st.State != 'X' {
+			out = append(out, st)
+		}
+		roots = append(roots, kids[st.PID]...)
+	}
+	return out
+}
+
+// claims reports whether an orphan child of ours belongs to this group.
+func (p *protocol) claims(st identity.Stat) bool {
+	if p.c.AdoptOrphans {
+		return true
+	}
+	boot, _ := identity.BootID()
+	if _, ok := p.handles[identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}]; ok {
+		return true
+	}
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
+	return err == nil && bytes.Contains(env, []byte("\x00"+markerEnv+"="+p.c.sys.marker+"\x00"))
+}
+
+// fallbackOrphan decides which orphan child to reap in the fallback.
+func (p *protocol) fallbackOrphan(h *identity.Handle) bool {
+	if p.c.AdoptOrphans {
+		return true
+	}
+	_, ok := p.handles[h.Token]
+	return ok
+}
+
+func (c *Cmd) mainToken() identity.Token {
+	if c.sys.main != nil {
+		return c.sys.main.Token
+	}
+	return identity.Token{PID: -1}
+}
+
+func isOwned(pid int) bool {
+	owned.Lock()
+	defer owned.Unlock()
+	return owned.pids[pid]
+}
+
+// readAllStats reads /proc/PID/stat for every process.
+func readAllStats() []identity.Stat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	out := make([]identity.Stat, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if st, err := identity.ReadStat(pid); err == nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package contain
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/unix"
+)
+
+// supervise waits for the run to end (main exit, timeout or Stop), runs the
+// stop protocol, and completes the receipt.
+func (c *Cmd) supervise() {
+	defer close(c.done)
+	var timeout <-chan time.Time
+	if c.Timeout > 0 {
+		t := time.NewTimer(c.Timeout - time.Since(c.rec.StartedAt))
+		defer t.Stop()
+		timeout = t.C
+	}
+	var reason string
+	select {
+	case ex := <-c.sys.exitCh:
+		c.sys.exit = &ex
+		reason = ReasonMainExit
+	case <-timeout:
+		reason = ReasonTimeout
+	case reason = <-c.stopCh:
+	}
+	p := &protocol{c: c, reason: reason, t0: time.Now(), handles: map[identity.Token]*identity.Handle{}}
+	p.run()
+	c.finish(p)
+}
+
+// protocol is one run of the stop protocol.
+type protocol struct {
+	c       *Cmd
+	reason  string
+	t0      time.Time
+	steps   []receipt.Step
+	ev      receipt.Evidence
+	handles map[identity.Token]*identity.Handle // members identified
+	strag   []receipt.Process
+	nstrag  int
+}
+
+func (p *protocol) step(name, observed string, members int, err error) {
+	now := time.Now()
+	s := receipt.Step{Name: name, At: now.UTC(), ElapsedMS: now.Sub(p.t0).Milliseconds(), Observed: observed, Members: members}
+	if err != nil {
+		s.Error = err.Error()
+	}
+	p.steps = append(p.steps, s)
+}
+
+func (p *protocol) grace() time.Duration {
+	switch g := p.c.Grace; {
+	case g < 0:
+		return 0
+	case g == 0:
+		return DefaultGrace
+	default:
+		return g
+	}
+}
+
+func (p *protocol) killWait() time.Duration {
+	if p.c.KillWait > 0 {
+		return p.c.KillWait
+	}
+	return DefaultKillWait
+}
+
+// skipped reports whether Kill asked to cut the grace short.
+func (p *protocol) skipped() bool {
+	select {
+	case <-p.c.skipCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// admit records a verified member: a handle kept for the confirmation
+// step, and a straggler entry when the main process had already exited.
+func (p *protocol) admit(h *identity.Handle) bool {
+	if _, ok := p.handles[h.Token]; ok {
+		h.Close()
+		return false
+	}
+	p.handles[h.Token] = h
+	p.ev.MembersSeen++
+	if p.reason == ReasonMainExit {
+		p.nstrag++
+		if len(p.strag) < receipt.MaxListed {
+			p.strag = append(p.strag, *p.c.processRecord(h.Token))
+		}
+	}
+	return true
+}
+
+func (p *protocol) term(h *identity.Handle) {
+	if err := h.Signal(syscall.SIGTERM); err == nil {
+		p.ev.Signalled++
+	}
+}
+
+func (p *protocol) run() {
+	if p.c.leaf != nil {
+		p.runCgroup()
+	} else {
+		p.runFallback()
+	}
+}
+
+// awaitMain waits until the main process has been reaped by its launch
+// goroutine, or until deadline.
+func (p *protocol) awaitMain(deadline time.Time) bool {
+	if p.c.sys.exit != nil {
+		return true
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case ex := <-p.c.sys.exitCh:
+		p.c.sys.exit = &ex
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// confirm counts members whose pidfd reported exit and lists the rest.
+func (p *protocol) confirm() {
+	for tok, h := range p.handles {
+		if h.Exited() {
+			p.ev.ConfirmedGone++
+		} else {
+			p.ev.Unconfirmed = append(p.ev.Unconfirmed, tok.String())
+		}
+		h.Close()
+	}
+}
+
+// finish fills in how the run ended and releases what the run held.
+func (c *Cmd) finish(p *protocol) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := &c.rec
+	r.Stop = receipt.Stop{Reason: p.reason, Steps: p.steps}
+	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
+	r.TimedOut = p.reason == ReasonTimeout
+	p.ev.MainReaped = c.sys.exit != nil
+	r.Evidence = p.ev
+	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0
+	if c.sys.main != nil {
+		c.sys.main.Close()
+	}
+	if c.sys.stdinW != nil {
+		c.sys.stdinW.Close()
+	}
+	copied := make(chan struct{})
+	go func() { c.sys.copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(time.Second):
+		// A member we could not stop still holds an output pipe.
+	}
+
+	r.Exit = exitOf(c.sys.exit)
+	if r.TimedOut {
+		r.Exit.Code = 124
+	}
+	r.EndedAt = time.Now().UTC()
+	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+	switch {
+	case !r.StopConfirmed:
+		c.waitErr = fmt.Errorf("%w: %s", ErrNotConfirmed, unconfirmedWhy(r))
+	case r.Exit.Code != 0:
+		c.waitErr = &ExitError{Code: r.Exit.Code, Signal: r.Exit.Signal}
+	}
+}
+
+func unconfirmedWhy(r *receipt.Receipt) string {
+	var why []error
+	if !r.Evidence.Empty {
+		why = append(why, errors.New("group not seen empty"))
+	}
+	if !r.Evidence.MainReaped {
+		why = append(why, errors.New("main process not reaped"))
+	}
+	if n := len(r.Evidence.Unconfirmed); n > 0 {
+		why = append(why, fmt.Errorf("%d members not confirmed gone", n))
+	}
+	return errors.Join(why...).Error()
+}
+
+func exitOf(ex *exitResult) receipt.Exit {
+	if ex == nil || ex.state == nil {
+		return receipt.Exit{Code: 125, MainStatus: -1}
+	}
+	ws, ok := ex.state.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return receipt.Exit{Code: 128 + int(ws.Signal()), MainStatus: -1, Signal: unix.SignalName(ws.Signal())}
+	}
+	return receipt.Exit{Code: ex.state.ExitCode(), MainStatus: ex.state.ExitCode()}
+}

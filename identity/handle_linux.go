@@ -1,0 +1,177 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Handle is a pidfd proven to refer to the process its Token names.
+// Every signal tether sends goes through a Handle.
+type Handle struct {
+	Token Token
+	fd    int
+}
+
+// Open opens a pidfd for t.PID and proves it is the process t names: the
+// boot id must be this boot's, and the start time read after the pidfd was
+// opened must equal the token's while the pidfd's process is still alive.
+func Open(t Token) (*Handle, error) {
+	boot, err := BootID()
+	if err != nil {
+		return nil, err
+	}
+	if t.BootID != boot {
+		return nil, fmt.Errorf("%w: %s is from another boot", ErrMismatch, t)
+	}
+	h, err := OpenPID(t.PID)
+	if err != nil {
+		return nil, err
+	}
+	if h.Token != t {
+		h.Close()
+		return nil, fmt.Errorf("%w: pid %d is now %s, want %s", ErrMismatch, t.PID, h.Token, t)
+	}
+	return h, nil
+}
+
+// OpenPID opens a pidfd for pid and reads its token. The token is read after
+// the pidfd is open and checked while the process is still alive, so a pid
+// reused in between cannot lend its identity to the pidfd.
+func OpenPID(pid int) (*Handle, error) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil, fmt.Errorf("%w: pid %d", ErrGone, pid)
+		}
+		return nil, os.NewSyscallError("pidfd_open", err)
+	}
+	tok, err := Of(pid)
+	if err == nil && !alive(fd) {
+		// Exited (perhaps reused) between the open and the read: whatever
+		// /proc said may belong to another process.
+		err = fmt.Errorf("%w: pid %d exited while being identified", ErrGone, pid)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &Handle{Token: tok, fd: fd}, nil
+}
+
+// FD returns the pidfd. It stays owned by the Handle.
+func (h *Handle) FD() int { return h.fd }
+
+// Signal sends sig to the process. A process that already exited is ErrGone.
+func (h *Handle) Signal(sig syscall.Signal) error {
+	err := unix.PidfdSendSignal(h.fd, sig, nil, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("%w: %s", ErrGone, h.Token)
+	}
+	if err != nil {
+		return os.NewSyscallError("pidfd_send_signal", err)
+	}
+	return nil
+}
+
+// CgroupID returns the id of the process's cgroup v2 (the inode number of
+// its cgroup directory), from the pidfd info ioctl (Linux 6.13+). It works
+// for zombies too. errors.ErrUnsupported means the kernel lacks the ioctl.
+func (h *Handle) CgroupID() (uint64, error) {
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
+	if err := unix.IoctlPidfdInfo(h.fd, &info); err != nil {
+		if errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EINVAL) {
+			return 0, errors.ErrUnsupported
+		}
+		if errors.Is(err, unix.ESRCH) {
+			return 0, fmt.Errorf("%w: %s", ErrGone, h.Token)
+		}
+		return 0, os.NewSyscallError("ioctl PIDFD_GET_INFO", err)
+	}
+	if info.Mask&unix.PIDFD_INFO_CGROUPID == 0 {
+		return 0, errors.ErrUnsupported
+	}
+	return info.Cgroupid, nil
+}
+
+// Exited reports whether the process has exited (it may still be a zombie).
+func (h *Handle) Exited() bool { return !alive(h.fd) }
+
+// WaitExit waits up to d for the process to exit and reports whether it did.
+func (h *Handle) WaitExit(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		ms := int(time.Until(deadline) / time.Millisecond)
+		if ms < 0 {
+			ms = 0
+		}
+		fds := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		return n > 0 || err != nil || !alive(h.fd)
+	}
+}
+
+// Close releases the pidfd.
+func (h *Handle) Close() error {
+	if h == nil || h.fd < 0 {
+		return nil
+	}
+	err := unix.Close(h.fd)
+	h.fd = -1
+	return err
+}
+
+// alive reports whether the pidfd's process has not yet exited. A pidfd
+// polls readable once its process exits.
+func alive(fd int) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 0
+	}
+}
+
+// OpenChild opens a pidfd for an unreaped child of the calling process,
+// exited or not. A child's pid cannot be reused until its parent reaps it,
+// so no liveness check is needed; the token is read for the record.
+func OpenChild(pid int) (*Handle, error) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil, fmt.Errorf("%w: pid %d", ErrGone, pid)
+		}
+		return nil, os.NewSyscallError("pidfd_open", err)
+	}
+	tok, _ := Of(pid)
+	return &Handle{Token: tok, fd: fd}, nil
+}
+
+// Reap collects the exit status of h's process, which must be an exited
+// child of the caller, through waitid(P_PIDFD). ECHILD (not our child, or
+// already reaped) is reported as ErrGone.
+func (h *Handle) Reap() error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PIDFD, h.fd, &info, unix.WEXITED, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if errors.Is(err, unix.ECHILD) {
+			return fmt.Errorf("%w: %s not waitable", ErrGone, h.Token)
+		}
+		if err != nil {
+			return os.NewSyscallError("waitid", err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,89 @@
+package identity
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// clockTicks is USER_HZ, which the kernel fixes at 100 on every
+// architecture Go supports; /proc/PID/stat reports start time in these units.
+const clockTicks = 100
+
+// BootID returns this boot's id, read once.
+var BootID = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", fmt.Errorf("identity: boot id: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+})
+
+var bootTime = sync.OnceValues(func() (time.Time, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("identity: btime %q: %w", v, err)
+			}
+			return time.Unix(n, 0).UTC(), nil
+		}
+	}
+	return time.Time{}, errors.New("identity: no btime in /proc/stat")
+})
+
+// ReadStat reads /proc/PID/stat. A missing process is ErrGone.
+func ReadStat(pid int) (Stat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return Stat{}, fmt.Errorf("%w: pid %d", ErrGone, pid)
+		}
+		return Stat{}, err
+	}
+	return ParseStat(b)
+}
+
+// Of returns the token of the process that has pid now. The answer is only
+// as good as the moment it was read; OpenPID gives one tied to a pidfd.
+func Of(pid int) (Token, error) {
+	boot, err := BootID()
+	if err != nil {
+		return Token{}, err
+	}
+	st, err := ReadStat(pid)
+	if err != nil {
+		return Token{}, err
+	}
+	return Token{OS: "linux", BootID: boot, PID: pid, StartTime: st.StartTime}, nil
+}
+
+// StartedAt converts the token's start time to wall-clock time.
+func StartedAt(t Token) time.Time {
+	bt, err := bootTime()
+	if err != nil {
+		return time.Time{}
+	}
+	return bt.Add(time.Duration(t.StartTime) * time.Second / clockTicks)
+}
+
+// Cmdline returns the argv of pid, or nil when it cannot be read (a zombie or
+// kernel thread has none).
+func Cmdline(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+}

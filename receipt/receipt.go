@@ -1,0 +1,197 @@
+// Package receipt defines the JSON evidence of a contained run: what ran,
+// how it ended, every step of the stop protocol with what was observed, and
+// whether the kernel confirmed that nothing is left.
+package receipt
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/tether-run/tether/atomicfile"
+)
+
+// SchemaVersion is the version of the receipt format. It changes when a
+// field is removed or changes meaning; adding fields does not change it.
+const SchemaVersion = 1
+
+// Mechanism names how a group is contained.
+type Mechanism string
+
+const (
+	// MechanismCgroup is a fresh cgroup v2 leaf entered before exec; the
+	// kernel holds every descendant and cgroup.kill stops them all.
+	MechanismCgroup Mechanism = "cgroup"
+	// MechanismFallback is child subreaper + own process group + parent
+	// death signal, with descendants found by walking the process tree.
+	MechanismFallback Mechanism = "fallback"
+)
+
+// Receipt is the record of one run.
+type Receipt struct {
+	SchemaVersion int       `json:"schema_version"`
+	Argv          []string  `json:"argv"`
+	Cwd           string    `json:"cwd"`
+	StartedAt     time.Time `json:"started_at"`
+	EndedAt       time.Time `json:"ended_at"`
+	DurationMS    int64     `json:"duration_ms"`
+
+	Mechanism Mechanism `json:"mechanism"`
+	// Caveats says what the mechanism in force cannot guarantee.
+	Caveats []string `json:"caveats"`
+	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
+
+	Main *Process `json:"main,omitempty"`
+	Exit Exit     `json:"exit"`
+
+	TimedOut        bool     `json:"timed_out"`
+	SignalsReceived []Signal `json:"signals_received"`
+
+	Stop       Stop      `json:"stop"`
+	Stragglers []Process `json:"stragglers"`
+	// StragglersTotal counts all stragglers; Stragglers lists at most
+	// MaxListed of them.
+	StragglersTotal int `json:"stragglers_total"`
+
+	StopConfirmed bool     `json:"stop_confirmed"`
+	Evidence      Evidence `json:"evidence"`
+
+	Error string `json:"error,omitempty"`
+}
+
+// MaxListed bounds the process lists in a receipt.
+const MaxListed = 100
+
+// Cgroup describes the leaf the run was contained in.
+type Cgroup struct {
+	Path     string `json:"path"`
+	ID       uint64 `json:"id"`
+	Parent   string `json:"parent"`
+	CPU      *CPU   `json:"cpu,omitempty"`
+	Removed  bool   `json:"removed"`
+	Verified string `json:"placement_verified_by"`
+}
+
+// CPU is the CPU time used by the whole group.
+type CPU struct {
+	UsageUsec  uint64 `json:"usage_usec"`
+	UserUsec   uint64 `json:"user_usec"`
+	SystemUsec uint64 `json:"system_usec"`
+}
+
+// Process identifies one process of the group.
+type Process struct {
+	PID       int       `json:"pid"`
+	Token     string    `json:"token"`
+	Argv      []string  `json:"argv"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Exit is how the main process ended. Code is the exit status tether
+// passes on (128+n for signal n, 124 for a timeout).
+type Exit struct {
+	Code       int    `json:"code"`
+	MainStatus int    `json:"main_status"` // exit status, -1 if killed by a signal or never started
+	Signal     string `json:"signal,omitempty"`
+	OOMKilled  bool   `json:"oom_killed,omitempty"`
+}
+
+// Signal is a signal tether itself received.
+type Signal struct {
+	Name string    `json:"name"`
+	At   time.Time `json:"at"`
+	// Action is what tether did: "stop" (began the protocol), "skip-grace",
+	// or "absorbed".
+	Action string `json:"action"`
+}
+
+// Stop is the stop protocol as it ran.
+type Stop struct {
+	// Reason is why the protocol ran: main-exit, timeout, signal, error,
+	// request.
+	Reason string `json:"reason"`
+	Steps  []Step `json:"steps"`
+}
+
+// Step is one step of the stop protocol.
+type Step struct {
+	Name      string    `json:"name"` // term, grace, kill, kill-wait, reap, remove
+	At        time.Time `json:"at"`
+	ElapsedMS int64     `json:"elapsed_ms"`
+	// Observed is what the step saw, in words a person can read.
+	Observed string `json:"observed"`
+	Members  int    `json:"members,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Evidence is what StopConfirmed rests on.
+type Evidence struct {
+	// Empty says the group was seen empty; EmptyBy says how: "cgroup.events
+	// populated 0" (the kernel) or "process-tree walk" (fallback).
+	Empty   bool      `json:"empty"`
+	EmptyBy string    `json:"empty_by,omitempty"`
+	EmptyAt time.Time `json:"empty_at,omitzero"`
+	// MembersSeen counts the distinct members identified during the stop.
+	MembersSeen int `json:"members_seen"`
+	// Signalled counts members sent SIGTERM through a verified pidfd.
+	Signalled int  `json:"signalled"`
+	KillUsed  bool `json:"kill_used"`
+	// MainReaped: the main process's exit status was collected.
+	MainReaped bool `json:"main_reaped"`
+	// Reaped counts orphaned members reaped by tether as subreaper.
+	Reaped int `json:"reaped"`
+	// ConfirmedGone counts identified members whose pidfd reported exit.
+	ConfirmedGone int `json:"confirmed_gone"`
+	// Unconfirmed lists tokens of members not confirmed gone.
+	Unconfirmed []string `json:"unconfirmed"`
+	LeafRemoved bool     `json:"leaf_removed"`
+}
+
+// Normalize replaces nil slices with empty ones so that JSON never carries
+// null for a list.
+func (r *Receipt) Normalize() {
+	if r.Argv == nil {
+		r.Argv = []string{}
+	}
+	if r.Caveats == nil {
+		r.Caveats = []string{}
+	}
+	if r.SignalsReceived == nil {
+		r.SignalsReceived = []Signal{}
+	}
+	if r.Stop.Steps == nil {
+		r.Stop.Steps = []Step{}
+	}
+	if r.Stragglers == nil {
+		r.Stragglers = []Process{}
+	}
+	for i := range r.Stragglers {
+		if r.Stragglers[i].Argv == nil {
+			r.Stragglers[i].Argv = []string{}
+		}
+	}
+	if r.Main != nil && r.Main.Argv == nil {
+		r.Main.Argv = []string{}
+	}
+	if r.Evidence.Unconfirmed == nil {
+		r.Evidence.Unconfirmed = []string{}
+	}
+}
+
+// JSON encodes the receipt, indented, with a trailing newline.
+func (r *Receipt) JSON() ([]byte, error) {
+	r.Normalize()
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteFile writes the receipt atomically.
+func (r *Receipt) WriteFile(path string) error {
+	b, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, b, 0o644)
+}
