@@ -231,37 +231,39 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 	}
 }
 
-// Remove closes the leaf and removes its directory, retrying EBUSY for a
-// bounded time: the kernel may report busy for a moment after populated 0
-// while exiting tasks finish leaving the cgroup.
+// Remove removes the leaf's directory and closes it. A leaf that still has
+// members is refused at once (EBUSY) and stays open. EBUSY after populated 0
+// is retried for a bounded time: tasks that already left cgroup.procs may
+// still be finishing their exit.
 func (l *Leaf) Remove() error {
+	if ev, err := l.Events(); err != nil {
+		return err
+	} else if ev.Populated {
+		return &os.PathError{Op: "rmdir", Path: l.Path, Err: unix.EBUSY}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.parentfd < 0 {
 		return ErrClosed
 	}
-	if l.dirfd >= 0 {
-		unix.Close(l.dirfd)
-		l.dirfd = -1
-	}
 	name := filepath.Base(l.Path)
 	var err error
-	for i := range 200 {
+	for i := range 100 {
 		err = unix.Unlinkat(l.parentfd, name, unix.AT_REMOVEDIR)
-		if err == nil || errors.Is(err, unix.ENOENT) {
+		if errors.Is(err, unix.ENOENT) {
 			err = nil
-			break
 		}
 		if !errors.Is(err, unix.EBUSY) {
 			break
 		}
-		time.Sleep(time.Duration(min(i+1, 10)) * time.Millisecond)
+		time.Sleep(time.Duration(min(i+1, 20)) * time.Millisecond)
 	}
-	unix.Close(l.parentfd)
-	l.parentfd = -1
 	if err != nil {
 		return &os.PathError{Op: "rmdir", Path: l.Path, Err: err}
 	}
+	unix.Close(l.dirfd)
+	unix.Close(l.parentfd)
+	l.dirfd, l.parentfd = -1, -1
 	return nil
 }
 

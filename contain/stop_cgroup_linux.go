@@ -67,6 +67,9 @@ func (p *protocol) runCgroup() {
 		return
 	}
 	err = leaf.Remove()
+	if err != nil {
+		leaf.Close()
+	}
 	p.ev.LeafRemoved = err == nil
 	p.c.rec.Cgroup.Removed = err == nil
 	p.step("remove", "rmdir "+leaf.Path, 0, err)

@@ -1,0 +1,106 @@
+package identity
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func startSleep(t *testing.T) *exec.Cmd {
+	t.Helper()
+	c := exec.Command("sleep", "1000")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c
+}
+
+func TestOpenVerifiesToken(t *testing.T) {
+	c := startSleep(t)
+	tok, err := Of(c.Process.Pid)
+	if err != nil {
+		t.Fatalf("Of(%d) error = %v", c.Process.Pid, err)
+	}
+	h, err := Open(tok)
+	if err != nil {
+		t.Fatalf("Open(%s) error = %v", tok, err)
+	}
+	defer h.Close()
+	if h.Token != tok {
+		t.Errorf("Open(%s).Token = %s", tok, h.Token)
+	}
+
+	stale := tok
+	stale.StartTime++
+	if _, err := Open(stale); !errors.Is(err, ErrMismatch) {
+		t.Errorf("Open(start time +1) error = %v, want ErrMismatch", err)
+	}
+	other := tok
+	other.BootID = "00000000-0000-0000-0000-000000000000"
+	if _, err := Open(other); !errors.Is(err, ErrMismatch) {
+		t.Errorf("Open(other boot) error = %v, want ErrMismatch", err)
+	}
+
+	if err := h.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("Signal(SIGKILL) error = %v", err)
+	}
+	if !h.WaitExit(5 * time.Second) {
+		t.Fatal("WaitExit after SIGKILL = false, want true")
+	}
+	c.Wait()
+	if err := h.Signal(syscall.SIGTERM); !errors.Is(err, ErrGone) {
+		t.Errorf("Signal after reap error = %v, want ErrGone", err)
+	}
+	if _, err := Open(tok); !errors.Is(err, ErrGone) && !errors.Is(err, ErrMismatch) {
+		t.Errorf("Open(reaped) error = %v, want ErrGone or ErrMismatch", err)
+	}
+}
+
+func TestOpenChildAndReap(t *testing.T) {
+	// A child started without os/exec's bookkeeping: reaped through the
+	// pidfd as tether reaps orphans.
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "exit 7"}, &syscall.ProcAttr{Env: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := OpenChild(pid)
+	if err != nil {
+		t.Fatalf("OpenChild(%d) error = %v", pid, err)
+	}
+	defer h.Close()
+	if !h.WaitExit(5 * time.Second) {
+		t.Fatal("WaitExit = false, want true")
+	}
+	if err := h.Reap(); err != nil {
+		t.Fatalf("Reap() error = %v", err)
+	}
+	if err := h.Reap(); !errors.Is(err, ErrGone) {
+		t.Errorf("second Reap() error = %v, want ErrGone", err)
+	}
+	if _, err := ReadStat(pid); !errors.Is(err, ErrGone) {
+		t.Errorf("ReadStat(reaped %d) error = %v, want ErrGone", pid, err)
+	}
+}
+
+func TestCmdlineAndStartedAt(t *testing.T) {
+	c := startSleep(t)
+	var got []string
+	for range 100 { // exec may not have happened yet
+		if got = Cmdline(c.Process.Pid); len(got) == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(got) != 2 || got[0] != "sleep" || got[1] != "1000" {
+		t.Errorf("Cmdline(%d) = %q, want [sleep 1000]", c.Process.Pid, got)
+	}
+	tok, _ := Of(c.Process.Pid)
+	at := StartedAt(tok)
+	if d := time.Since(at); d < -2*time.Second || d > time.Minute {
+		t.Errorf("StartedAt(%s) = %v, %v from now; want within a minute", tok, at, d)
+	}
+}

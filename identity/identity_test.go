@@ -1,0 +1,53 @@
+package identity
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    Stat
+		wantErr bool
+	}{
+		{
+			name: "plain",
+			in:   "42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 12345 1000 100 18446744073709551615",
+			want: Stat{PID: 42, Comm: "sleep", State: 'S', PPID: 1, PGID: 42, SID: 42, StartTime: 12345},
+		},
+		{
+			name: "comm with spaces and parens",
+			in:   "7 (a b) (c)) Z 3 4 5 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 999 0 0",
+			want: Stat{PID: 7, Comm: "a b) (c)", State: 'Z', PPID: 3, PGID: 4, SID: 5, StartTime: 999},
+		},
+		{name: "empty", in: "", wantErr: true},
+		{name: "short", in: "1 (x) S 0 1 1", wantErr: true},
+		{name: "bad start time", in: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 abc 0 0", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseStat([]byte(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("ParseStat(%q) error = %v, want error %t", tt.in, err, tt.wantErr)
+			}
+			if !tt.wantErr && got != tt.want {
+				t.Errorf("ParseStat(%q) = %+v, want %+v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTokenRoundTrip(t *testing.T) {
+	tok := Token{OS: "linux", BootID: "fddcdf39-8ad5-403a-8c3c-560897db47c2", PID: 5602, StartTime: 40721}
+	got, err := Parse(tok.String())
+	if err != nil || got != tok {
+		t.Fatalf("Parse(%q) = %+v, %v, want %+v", tok.String(), got, err, tok)
+	}
+	for _, bad := range []string{"", "linux:b:1", "linux:b:x:1", "linux:b:1:y", "linux:b:-3:1", ":b:1:1", "linux:b:1:2:3"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrBadToken) {
+			t.Errorf("Parse(%q) error = %v, want ErrBadToken", bad, err)
+		}
+	}
+}
