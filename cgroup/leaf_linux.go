@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tether-run/tether/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -107,21 +108,14 @@ func (l *Leaf) read(file string) ([]byte, error) {
 	if dirfd < 0 {
 		return nil, ErrClosed
 	}
-	fd, err := unix.Openat(dirfd, file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	b, err := procfs.ReadFileAt(dirfd, file)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: filepath.Join(l.Path, file), Err: err}
-	}
-	f := os.NewFile(uintptr(fd), filepath.Join(l.Path, file))
-	defer f.Close()
-	var buf []byte
-	chunk := make([]byte, 4096)
-	for {
-		n, err := f.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		if n == 0 || err != nil {
-			return buf, nil
+		if pe, ok := err.(*os.PathError); ok {
+			pe.Path = filepath.Join(l.Path, file)
 		}
+		return nil, err
 	}
+	return b, nil
 }
 
 func (l *Leaf) write(file, data string) error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/tether-run/tether/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +32,7 @@ func Self(pid int) (string, error) {
 	if pid > 0 {
 		p = fmt.Sprintf("/proc/%d/cgroup", pid)
 	}
-	b, err := os.ReadFile(p)
+	b, err := procfs.ReadFile(p)
 	if err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)
 	}

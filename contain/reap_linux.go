@@ -9,6 +9,7 @@ import (
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/procfs"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -21,7 +22,7 @@ func children() []int {
 	tasks, _ := os.ReadDir("/proc/self/task")
 	var pids []int
 	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		b, err := procfs.ReadFile("/proc/self/task/" + t.Name() + "/children")
 		if err != nil {
 			continue
 		}

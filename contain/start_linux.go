@@ -242,25 +242,72 @@ func (c *Cmd) output(dst io.Writer) (io.Writer, error) {
 	return w, nil
 }
 
-// launch starts the process from a goroutine locked to its OS thread, which
-// stays locked until the process is reaped: Pdeathsig fires when the forking
-// thread exits, so the thread must outlive the child.
+// spawnReq asks the spawner thread to start one process.
+type spawnReq struct {
+	c     *Cmd
+	ec    *exec.Cmd
+	reply chan spawnResult
+}
+
+type spawnResult struct {
+	err      error            // from exec.Cmd.Start, or from identifying the child
+	h        *identity.Handle // the child, identified before anything can reap it
+	how      string           // how placement was proven
+	placeErr error
+}
+
+// spawner returns the queue of the one goroutine that starts every
+// process. It is locked to its OS thread for the life of the program:
+// Pdeathsig fires when the thread that forked the child exits, so a
+// permanent thread keeps the signal tied to this process's death alone,
+// without an OS thread per child.
+var spawner = sync.OnceValue(func() chan<- spawnReq {
+	ch := make(chan spawnReq)
+	go func() {
+		runtime.LockOSThread() // never unlocked
+		for req := range ch {
+			req.reply <- req.c.spawn(req.ec)
+		}
+	}()
+	return ch
+})
+
+// spawn runs on the spawner thread. The child is registered as owned under
+// the lock so the orphan sweep never sees it unregistered, and identified
+// (and its placement proven) before Wait can reap it and free its pid.
+func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
+	owned.Lock()
+	err := ec.Start()
+	if err == nil {
+		owned.pids[ec.Process.Pid] = true
+	}
+	owned.Unlock()
+	if err != nil {
+		return spawnResult{err: err}
+	}
+	var r spawnResult
+	r.h, r.err = identity.OpenChild(ec.Process.Pid)
+	if r.err == nil && c.leaf != nil {
+		r.how, r.placeErr = c.verifyPlacement(r.h)
+		if r.placeErr != nil {
+			r.h.Signal(syscall.SIGKILL)
+		}
+	}
+	return r
+}
+
+// launch starts the process on the spawner thread and a goroutine that
+// waits for it.
 func (c *Cmd) launch(ec *exec.Cmd) error {
-	started := make(chan error, 1)
+	reply := make(chan spawnResult, 1)
+	spawner() <- spawnReq{c: c, ec: ec, reply: reply}
+	res := <-reply
+	c.closeChildEnds()
+	if ec.Process == nil {
+		return res.err
+	}
 	c.sys.exitCh = make(chan exitResult, 1)
 	go func() {
-		runtime.LockOSThread()
-		// Never unlocked: the thread exits with this goroutine, after Wait.
-		owned.Lock()
-		err := ec.Start()
-		if err == nil {
-			owned.pids[ec.Process.Pid] = true
-		}
-		owned.Unlock()
-		started <- err
-		if err != nil {
-			return
-		}
 		st, werr := ec.Process.Wait()
 		at := time.Now()
 		owned.Lock()
@@ -268,33 +315,19 @@ func (c *Cmd) launch(ec *exec.Cmd) error {
 		owned.Unlock()
 		c.sys.exitCh <- exitResult{state: st, err: werr, at: at}
 	}()
-	err := <-started
-	c.closeChildEnds()
-	if err != nil {
-		return err
-	}
 	c.Process = ec.Process
-	h, err := identity.OpenPID(ec.Process.Pid)
-	if err != nil {
-		// It can only be gone if it already exited; keep a token from
-		// the zombie-free path: the pid is unreaped, so /proc still has it.
-		tok, terr := identity.Of(ec.Process.Pid)
-		if terr != nil {
-			c.abortStarted(err)
-			return fmt.Errorf("contain: identify main process: %w", err)
-		}
-		c.rec.Main = c.processRecord(tok)
-	} else {
-		c.sys.main = h
-		c.rec.Main = c.processRecord(h.Token)
+	if res.err != nil || res.h.Token.IsZero() {
+		c.abortStarted(fmt.Errorf("contain: identify main process %d: %v", ec.Process.Pid, res.err))
+		return errors.New(c.rec.Error)
+	}
+	c.sys.main = res.h
+	c.rec.Main = &receipt.Process{PID: res.h.Token.PID, Token: res.h.Token.String(), Argv: append([]string(nil), c.Args...), StartedAt: identity.StartedAt(res.h.Token)}
+	if res.placeErr != nil {
+		c.abortStarted(res.placeErr)
+		return res.placeErr
 	}
 	if c.leaf != nil {
-		how, err := c.verifyPlacement(ec.Process.Pid)
-		if err != nil {
-			c.abortStarted(err)
-			return err
-		}
-		c.rec.Cgroup.Verified = how
+		c.rec.Cgroup.Verified = res.how
 	}
 	return nil
 }
@@ -312,26 +345,25 @@ func (c *Cmd) processRecord(t identity.Token) *receipt.Process {
 }
 
 // verifyPlacement proves the main process is in the leaf: by the pidfd's
-// cgroup id where the kernel offers it, else by /proc/PID/cgroup.
-func (c *Cmd) verifyPlacement(pid int) (string, error) {
-	if c.sys.main != nil {
-		id, err := c.sys.main.CgroupID()
-		if err == nil {
-			if id != c.leaf.ID {
-				return "", fmt.Errorf("%w: pid %d is in cgroup id %d, leaf %s is %d", ErrPlacement, pid, id, c.leaf.Path, c.leaf.ID)
-			}
-			return "pidfd-cgroup-id", nil
+// cgroup id where the kernel offers it, else by /proc/PID/cgroup. It runs
+// before the process is reaped, while both still describe it.
+func (c *Cmd) verifyPlacement(h *identity.Handle) (string, error) {
+	id, err := h.CgroupID()
+	if err == nil {
+		if id != c.leaf.ID {
+			return "", fmt.Errorf("%w: pid %d is in cgroup id %d, leaf %s is %d", ErrPlacement, h.Token.PID, id, c.leaf.Path, c.leaf.ID)
 		}
-		if !errors.Is(err, errors.ErrUnsupported) {
-			return "", err
-		}
+		return "pidfd-cgroup-id", nil
 	}
-	p, err := procCgroupPath(pid)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		return "", err
+	}
+	p, err := procCgroupPath(h.Token.PID)
 	if err != nil {
 		return "", err
 	}
 	if p != c.leaf.Path {
-		return "", fmt.Errorf("%w: pid %d is in %q, want %q", ErrPlacement, pid, p, c.leaf.Path)
+		return "", fmt.Errorf("%w: pid %d is in %q, want %q", ErrPlacement, h.Token.PID, p, c.leaf.Path)
 	}
 	return "proc-cgroup", nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tether-run/tether/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +46,7 @@ var bootTime = sync.OnceValues(func() (time.Time, error) {
 
 // ReadStat reads /proc/PID/stat. A missing process is ErrGone.
 func ReadStat(pid int) (Stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			return Stat{}, fmt.Errorf("%w: pid %d", ErrGone, pid)
@@ -81,7 +82,7 @@ func StartedAt(t Token) time.Time {
 // Cmdline returns the argv of pid, or nil when it cannot be read (a zombie or
 // kernel thread has none).
 func Cmdline(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil || len(b) == 0 {
 		return nil
 	}
