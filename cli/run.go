@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/receipt"
-	"golang.org/x/sys/unix"
 )
 
 type runFlags struct {
@@ -51,7 +50,12 @@ usage, or a stop it could not confirm); 126 if the command could not be
 executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
   tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("missing COMMAND: usage: tether run [flags] -- COMMAND [ARG...]")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(e, &f, args)
 		},
@@ -61,7 +65,7 @@ executed; 127 if it was not found.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
 	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
 	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
-	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also on failure")
+	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start")
 	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
 	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment to use: auto, cgroup or fallback")
@@ -111,8 +115,11 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 		if !st.IsDir() {
 			return "", fmt.Errorf("--receipt %q: %q is not a directory", f.receipt, dir)
 		}
-		if unix.Access(dir, unix.W_OK) != nil {
+		if !dirWritable(dir) {
 			return "", fmt.Errorf("--receipt %q: directory %q is not writable", f.receipt, dir)
+		}
+		if st, err := os.Stat(f.receipt); err == nil && st.IsDir() {
+			return "", fmt.Errorf("--receipt %q: is a directory; give a file name", f.receipt)
 		}
 	}
 	return mech, nil
@@ -218,6 +225,19 @@ func writeReceipt(e *env, path string, r *receipt.Receipt) error {
 	return nil
 }
 
+// signalName names the signals tether handles, portably.
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
 // signalLog turns SIGINT, SIGTERM and SIGHUP into the stop protocol: the
 // first begins it, the second skips the grace, the rest are absorbed.
 type signalLog struct {
@@ -254,7 +274,7 @@ func (s *signalLog) handle(c *contain.Cmd, sig syscall.Signal) {
 	case 1:
 		action = "skip-grace"
 	}
-	s.got = append(s.got, receipt.Signal{Name: unix.SignalName(sig), At: time.Now().UTC(), Action: action})
+	s.got = append(s.got, receipt.Signal{Name: signalName(sig), At: time.Now().UTC(), Action: action})
 	s.mu.Unlock()
 	switch action {
 	case "stop":

@@ -58,6 +58,8 @@ const (
 	ReasonSignal   = "signal"
 	ReasonRequest  = "request"
 	ReasonError    = "error"
+	// ReasonStartFailed: nothing ran (the receipt's error says why).
+	ReasonStartFailed = "start-failed"
 )
 
 // Defaults for the two bounded waits of the stop protocol.
@@ -113,6 +115,7 @@ type Cmd struct {
 	started  bool
 	leaf     *cgroup.Leaf
 	rec      receipt.Receipt
+	chanOnce sync.Once
 	stopCh   chan string
 	skipCh   chan struct{}
 	skipOnce sync.Once
@@ -165,15 +168,29 @@ func (c *Cmd) Run() error {
 // Stop begins the stop protocol now, recording reason (ReasonTimeout,
 // ReasonSignal, ReasonRequest, ...). Later calls do nothing; use Kill to
 // cut the grace short.
+//
+// A Stop before Start is kept: the protocol begins as soon as the command
+// has started, so a signal that arrives during Start is never lost.
 func (c *Cmd) Stop(reason string) {
+	c.chans()
 	c.stopOnce.Do(func() { c.stopCh <- reason })
 }
 
 // Kill skips what is left of the grace period: the group is killed at once.
 // It also begins the protocol if it had not begun.
 func (c *Cmd) Kill() {
+	c.chans()
 	c.skipOnce.Do(func() { close(c.skipCh) })
 	c.Stop(ReasonRequest)
+}
+
+// chans makes the channels that Stop, Kill and Wait use, once.
+func (c *Cmd) chans() {
+	c.chanOnce.Do(func() {
+		c.stopCh = make(chan string, 1)
+		c.skipCh = make(chan struct{})
+		c.done = make(chan struct{})
+	})
 }
 
 // Receipt returns the run's receipt. It is complete after Wait returns, or

@@ -65,9 +65,7 @@ func (c *Cmd) start() (err error) {
 		return ErrStarted
 	}
 	c.started = true
-	c.stopCh = make(chan string, 1)
-	c.skipCh = make(chan struct{})
-	c.done = make(chan struct{})
+	c.chans()
 	c.mu.Unlock()
 
 	cwd := c.Dir
@@ -340,8 +338,16 @@ func (c *Cmd) closeChildEnds() {
 	c.sys.childEnds = nil
 }
 
+// processRecord describes a member for the receipt. The argv is what
+// /proc showed when the member was found; a process caught inside execve
+// shows none for a moment, so an empty one is read again briefly.
 func (c *Cmd) processRecord(t identity.Token) *receipt.Process {
-	return &receipt.Process{PID: t.PID, Token: t.String(), Argv: identity.Cmdline(t.PID), StartedAt: identity.StartedAt(t)}
+	argv := identity.Cmdline(t.PID)
+	for i := 0; len(argv) == 0 && i < 5; i++ {
+		time.Sleep(time.Millisecond)
+		argv = identity.Cmdline(t.PID)
+	}
+	return &receipt.Process{PID: t.PID, Token: t.String(), Argv: argv, StartedAt: identity.StartedAt(t)}
 }
 
 // verifyPlacement proves the main process is in the leaf: by the pidfd's
@@ -400,14 +406,15 @@ func (c *Cmd) failStart(err error) {
 		c.rec.Evidence.EmptyBy = "nothing was started"
 		c.rec.Evidence.LeafRemoved = c.rec.Cgroup != nil && c.rec.Cgroup.Removed
 	}
-	if c.done != nil {
-		select {
-		case <-c.done:
-		default:
-			close(c.done)
-		}
+	if c.rec.Stop.Reason == "" {
+		c.rec.Stop.Reason = ReasonStartFailed
 	}
 	c.waitErr = err
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
 }
 
 // StartErrorCode maps a Start error to tether's exit code: 127 when the
