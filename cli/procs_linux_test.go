@@ -9,13 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
 )
@@ -25,31 +24,7 @@ const nobodyUID = 65534
 
 // marked returns the live processes (not zombies) whose environment holds
 // caseEnv=m, with their command lines.
-func marked(m string) map[int]string {
-	needle := []byte("\x00" + caseEnv + "=" + m + "\x00")
-	out := map[int]string{}
-	names, _ := filepath.Glob("/proc/[0-9]*")
-	for _, dir := range names {
-		pid, err := strconv.Atoi(filepath.Base(dir))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(dir + "/environ")
-		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), needle) {
-			continue
-		}
-		st, err := os.ReadFile(dir + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
-			continue
-		}
-		cmdline, _ := os.ReadFile(dir + "/cmdline")
-		out[pid] = strings.TrimSpace(string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-	}
-	return out
-}
+func marked(m string) map[int]string { return leakcheck.Find(caseEnv, m) }
 
 // killMarked SIGKILLs whatever still carries marker m.
 func killMarked(m string) {

@@ -1,14 +1,11 @@
 package contain
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,24 +33,7 @@ func mechanisms(t *testing.T) []receipt.Mechanism {
 }
 
 // marked returns live processes carrying the case marker.
-func marked(mark string) []int {
-	needle := []byte("TETHER_CASE=" + mark + "\x00")
-	names, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	for _, n := range names {
-		env, err := os.ReadFile(n + "/environ")
-		if err != nil || !bytes.Contains(append(env, 0), needle) {
-			continue
-		}
-		st, _ := os.ReadFile(n + "/stat")
-		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(n))
-		out = append(out, pid)
-	}
-	return out
-}
+func marked(mark string) map[int]string { return leakcheck.Find("TETHER_CASE", mark) }
 
 type scenario struct {
 	name    string
@@ -133,7 +113,7 @@ func runScenario(t *testing.T, mech receipt.Mechanism, sc scenario, markerOnly b
 	c.Grace = 200 * time.Millisecond
 	c.AdoptOrphans = !markerOnly
 	t.Cleanup(func() {
-		for _, pid := range marked(mark) {
+		for pid := range marked(mark) {
 			syscallKill(pid)
 		}
 	})

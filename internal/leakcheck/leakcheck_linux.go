@@ -110,9 +110,9 @@ func removeTree(dir string) error {
 // when home is set, else those not in before. It returns "" when nothing
 // leaked. Processes get a moment to finish exiting before they count.
 func Check(mark, home string, before map[string]bool) string {
-	var procs []int
+	var procs map[int]string
 	for range 50 {
-		procs = Marked(mark)
+		procs = Find(Env, mark)
 		if len(procs) == 0 {
 			break
 		}
@@ -132,8 +132,8 @@ func Check(mark, home string, before map[string]bool) string {
 		return ""
 	}
 	var desc []string
-	for _, pid := range procs {
-		desc = append(desc, fmt.Sprintf("%d %q", pid, cmdline(pid)))
+	for pid, argv := range procs {
+		desc = append(desc, fmt.Sprintf("%d %q", pid, argv))
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for _, l := range extra {
@@ -143,28 +143,30 @@ func Check(mark, home string, before map[string]bool) string {
 		len(procs), strings.Join(desc, ", "), len(extra), strings.Join(extra, ", "))
 }
 
-// Marked returns the pids of live processes (not zombies, not the caller)
-// whose environment contains Env=mark.
-func Marked(mark string) []int {
-	needle := []byte(Env + "=" + mark + "\x00")
+// Find returns the live processes (not zombies, not the caller) whose
+// environment holds name=value, with their command lines.
+func Find(name, value string) map[int]string {
+	needle := []byte("\x00" + name + "=" + value + "\x00")
 	self := os.Getpid()
 	names, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
+	out := map[int]string{}
 	for _, n := range names {
 		pid, _ := strconv.Atoi(filepath.Base(n))
 		if pid == self {
 			continue
 		}
 		env, err := os.ReadFile(n + "/environ")
-		if err != nil || !bytes.Contains(append(env, 0), needle) {
+		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), needle) {
 			continue
 		}
-		if st, err := os.ReadFile(n + "/stat"); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
-				continue
-			}
+		st, err := os.ReadFile(n + "/stat")
+		if err != nil {
+			continue // gone
 		}
-		out = append(out, pid)
+		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
+			continue
+		}
+		out[pid] = cmdline(pid)
 	}
 	return out
 }
