@@ -14,7 +14,7 @@ import (
 // Mount returns the mount point of the cgroup v2 hierarchy, read once from
 // /proc/self/mountinfo.
 var Mount = sync.OnceValues(func() (string, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	b, err := procfs.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)
 	}

@@ -110,27 +110,21 @@ func (c *Cmd) chooseMechanism() error {
 		c.useFallback("fallback requested")
 		return nil
 	}
-	parent := c.CgroupParent
-	explicit := parent != ""
-	if !explicit {
-		p, err := cgroup.DefaultParent()
-		if err == nil {
-			err = cgroup.CheckParent(p)
-		}
-		if err != nil {
-			if c.Mechanism == receipt.MechanismCgroup {
-				return fmt.Errorf("%w: %w", ErrNoCgroup, err)
-			}
-			c.useFallback(err.Error())
-			return nil
-		}
-		parent = p
+	parent, err := c.CgroupParent, error(nil)
+	if parent == "" {
+		parent, err = cgroup.DefaultParent()
 	}
-	leaf, err := cgroup.Create(parent)
-	if err != nil {
-		if explicit || c.Mechanism == receipt.MechanismCgroup {
-			return err
-		}
+	var leaf *cgroup.Leaf
+	if err == nil {
+		leaf, err = cgroup.Create(parent) // checks the parent first
+	}
+	switch {
+	case err == nil:
+	case c.CgroupParent != "":
+		return err // a parent the caller chose is never silently replaced
+	case c.Mechanism == receipt.MechanismCgroup:
+		return fmt.Errorf("%w: %w", ErrNoCgroup, err)
+	default:
 		c.useFallback(err.Error())
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/procfs"
 )
 
 // runFallback is the stop protocol without a cgroup: members are found by
@@ -160,7 +161,7 @@ func (p *protocol) claims(st identity.Stat) bool {
 	if _, ok := p.handles[identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}]; ok {
 		return true
 	}
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
+	env, err := procfs.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
 	return err == nil && bytes.Contains(env, []byte("\x00"+markerEnv+"="+p.c.sys.marker+"\x00"))
 }
 

@@ -20,7 +20,7 @@ const clockTicks = 100
 
 // BootID returns this boot's id, read once.
 var BootID = sync.OnceValues(func() (string, error) {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	b, err := procfs.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("identity: boot id: %w", err)
 	}
@@ -28,7 +28,7 @@ var BootID = sync.OnceValues(func() (string, error) {
 })
 
 var bootTime = sync.OnceValues(func() (time.Time, error) {
-	b, err := os.ReadFile("/proc/stat")
+	b, err := procfs.ReadFile("/proc/stat")
 	if err != nil {
 		return time.Time{}, err
 	}
