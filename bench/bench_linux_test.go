@@ -25,13 +25,14 @@ func median(d []time.Duration) float64 {
 	return float64(s[len(s)/2]) / float64(time.Millisecond)
 }
 
-// buildTether builds the tether binary once per benchmark.
-func buildTether(b *testing.B) string {
+// build builds the Go command in pkg (relative to this directory) once
+// per benchmark.
+func build(b *testing.B, pkg string) string {
 	b.Helper()
-	bin := filepath.Join(b.TempDir(), "tether")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/tether").CombinedOutput()
+	bin := filepath.Join(b.TempDir(), filepath.Base(pkg))
+	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 	if err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
@@ -45,23 +46,29 @@ func timeRun(b *testing.B, argv ...string) time.Duration {
 }
 
 // BenchmarkStartToExit compares `tether run -- true` with
-// `timeout 10 true`, alternating which goes first.
+// `timeout 10 true` (the target peer) and with goexec, the smallest Go
+// wrapper (the floor for any Go binary), rotating which goes first.
 func BenchmarkStartToExit(b *testing.B) {
-	bin := buildTether(b)
-	var tether, peer []time.Duration
+	tether := build(b, "../cmd/tether")
+	goexec := build(b, "./testdata/goexec")
+	runs := [][]string{
+		{tether, "run", "--", "true"},
+		{"timeout", "10", "true"},
+		{goexec, "true"},
+	}
+	got := make([][]time.Duration, len(runs))
 	b.ResetTimer()
 	for i := range b.N {
-		if i%2 == 0 {
-			tether = append(tether, timeRun(b, bin, "run", "--", "true"))
-			peer = append(peer, timeRun(b, "timeout", "10", "true"))
-		} else {
-			peer = append(peer, timeRun(b, "timeout", "10", "true"))
-			tether = append(tether, timeRun(b, bin, "run", "--", "true"))
+		for j := range runs {
+			k := (i + j) % len(runs)
+			got[k] = append(got[k], timeRun(b, runs[k]...))
 		}
 	}
-	b.ReportMetric(median(tether), "tether-ms")
-	b.ReportMetric(median(peer), "timeout-ms")
-	b.ReportMetric(median(tether)/median(peer), "ratio")
+	b.ReportMetric(median(got[0]), "tether-ms")
+	b.ReportMetric(median(got[1]), "timeout-ms")
+	b.ReportMetric(median(got[2]), "goexec-ms")
+	b.ReportMetric(median(got[0])/median(got[1]), "ratio")
+	b.ReportMetric(median(got[2])/median(got[1]), "goexec-ratio")
 }
 
 // tree1000 starts 999 members besides the main shell: a third setsid, a
@@ -140,4 +147,32 @@ func BenchmarkStop1000(b *testing.B) {
 		b.ReportMetric(median(empty[m]), string(m)+"-empty-ms")
 	}
 	b.ReportMetric(median(got[receipt.MechanismCgroup])/median(got[receipt.MechanismFallback]), "ratio")
+}
+
+// BenchmarkLibraryRunTrue compares contain.Command("true").Run() — leaf,
+// clone into it, wait, stop protocol, reap, rmdir, receipt — with
+// exec.Command("true").Run() inside one warm process, alternating: the cost
+// a Go program pays for containment, without any binary's start-up.
+func BenchmarkLibraryRunTrue(b *testing.B) {
+	var lib, plain []time.Duration
+	for i := range b.N {
+		for j := range 2 {
+			t0 := time.Now()
+			if (i+j)%2 == 0 {
+				c := contain.Command("true")
+				if err := c.Run(); err != nil || !c.Receipt().StopConfirmed {
+					b.Fatalf("contain run: %v", err)
+				}
+				lib = append(lib, time.Since(t0))
+			} else {
+				if err := exec.Command("true").Run(); err != nil {
+					b.Fatal(err)
+				}
+				plain = append(plain, time.Since(t0))
+			}
+		}
+	}
+	b.ReportMetric(median(lib), "contain-ms")
+	b.ReportMetric(median(plain), "exec-ms")
+	b.ReportMetric(median(lib)/median(plain), "ratio")
 }
