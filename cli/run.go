@@ -157,7 +157,9 @@ func runRun(e *env, f *runFlags, args []string) error {
 	r := c.Receipt()
 	r.SignalsReceived = sigs.list()
 	code := r.Exit.Code
-	if first := sigs.first(); first != 0 && !r.TimedOut && r.Stop.Reason == contain.ReasonSignal {
+	// A run tether was signalled to end exits 128+n even when the main
+	// process, hit by the same terminal signal, exited first on its own.
+	if first := sigs.first(); first != 0 && !r.TimedOut {
 		code = 128 + int(first)
 		r.Exit.Code = code
 	}

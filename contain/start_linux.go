@@ -150,6 +150,15 @@ var fallbackCaveats = []string{
 	"no cgroup.kill: a fork storm is stopped by repeated walks and SIGKILLs, bounded by the kill wait",
 }
 
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
 func randomHex() string {
 	var b [8]byte
 	rand.Read(b[:])
@@ -175,7 +184,10 @@ func (c *Cmd) buildExec() (*exec.Cmd, error) {
 			return nil, err
 		}
 		attr.UseCgroupFD, attr.CgroupFD = true, fd
-	} else {
+	} else if !isTerminal(c.Stdin) {
+		// Its own process group keeps terminal-less job control signals
+		// from reaching the group behind tether's back. On a terminal it
+		// stays in ours: a background group would stop on SIGTTIN.
 		attr.Setpgid = true
 	}
 	ec.SysProcAttr = attr
