@@ -291,6 +291,12 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 	}
 	var r spawnResult
 	r.h, r.err = identity.OpenChild(ec.Process.Pid)
+	if r.err == nil {
+		if r.err = r.h.Identify(); r.err != nil {
+			r.h.Close()
+			r.h = nil
+		}
+	}
 	if r.err == nil && c.leaf != nil {
 		r.how, r.placeErr = c.verifyPlacement(r.h)
 		if r.placeErr != nil {

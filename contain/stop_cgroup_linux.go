@@ -36,8 +36,9 @@ func (p *protocol) runCgroup() {
 	}
 	if !empty {
 		p.ev.KillUsed = true
+		began := time.Now()
 		err := leaf.Kill()
-		p.step("kill", "wrote 1 to cgroup.kill", 0, err)
+		p.stepFrom(began, "kill", "wrote 1 to cgroup.kill", 0, err)
 		empty, err = leaf.WaitEmpty(p.killWait())
 		obs := "populated 0"
 		if !empty {

@@ -94,7 +94,8 @@ func (p *protocol) fallbackGrace() bool {
 // or the kill wait ends: without cgroup.kill, children forked during the
 // kill are only found by the next walk.
 func (p *protocol) fallbackKill() bool {
-	deadline := time.Now().Add(p.killWait())
+	began := time.Now()
+	deadline := began.Add(p.killWait())
 	killed, rounds := 0, 0
 	for {
 		members := p.walk()
@@ -112,7 +113,7 @@ func (p *protocol) fallbackKill() bool {
 			}
 		}
 		if rounds == 0 {
-			p.step("kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
+			p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
 		}
 		rounds++
 		p.reapOrphans(time.Now(), p.fallbackOrphan)
@@ -169,6 +170,9 @@ func (p *protocol) claims(st identity.Stat) bool {
 func (p *protocol) fallbackOrphan(h *identity.Handle) bool {
 	if p.c.AdoptOrphans {
 		return true
+	}
+	if h.Identify() != nil {
+		return false
 	}
 	_, ok := p.handles[h.Token]
 	return ok

@@ -47,8 +47,15 @@ type protocol struct {
 	nstrag  int
 }
 
+// step records a step that ends now. Its At is when it ended, except for
+// the steps recorded with stepFrom.
 func (p *protocol) step(name, observed string, members int, err error) {
-	now := time.Now()
+	p.stepFrom(time.Now(), name, observed, members, err)
+}
+
+// stepFrom records a step whose At is when it began (the kill step: the
+// start of the kill phase is what latency is measured from).
+func (p *protocol) stepFrom(now time.Time, name, observed string, members int, err error) {
 	s := receipt.Step{Name: name, At: now.UTC(), ElapsedMS: now.Sub(p.t0).Milliseconds(), Observed: observed, Members: members}
 	if err != nil {
 		s.Error = err.Error()

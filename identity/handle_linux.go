@@ -143,7 +143,9 @@ func alive(fd int) bool {
 
 // OpenChild opens a pidfd for an unreaped child of the calling process,
 // exited or not. A child's pid cannot be reused until its parent reaps it,
-// so no liveness check is needed; the token is read for the record.
+// so no liveness check is needed. The handle's Token holds only the pid;
+// Identify completes it. Reaping many orphans does not need the rest, and
+// reading /proc for each would cost more than the reaping.
 func OpenChild(pid int) (*Handle, error) {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
@@ -152,8 +154,18 @@ func OpenChild(pid int) (*Handle, error) {
 		}
 		return nil, os.NewSyscallError("pidfd_open", err)
 	}
-	tok, _ := Of(pid)
-	return &Handle{Token: tok, fd: fd}, nil
+	return &Handle{Token: Token{PID: pid}, fd: fd}, nil
+}
+
+// Identify completes the token of a handle from OpenChild. It is exact
+// while the child is unreaped (even as a zombie).
+func (h *Handle) Identify() error {
+	tok, err := Of(h.Token.PID)
+	if err != nil {
+		return err
+	}
+	h.Token = tok
+	return nil
 }
 
 // Reap collects the exit status of h's process, which must be an exited

@@ -75,6 +75,10 @@ func TestOpenChildAndReap(t *testing.T) {
 	if !h.WaitExit(5 * time.Second) {
 		t.Fatal("WaitExit = false, want true")
 	}
+	// A zombie child is still identifiable.
+	if err := h.Identify(); err != nil || h.Token.StartTime == 0 || h.Token.BootID == "" {
+		t.Fatalf("Identify() = %v, token %s", err, h.Token)
+	}
 	if err := h.Reap(); err != nil {
 		t.Fatalf("Reap() error = %v", err)
 	}

@@ -53,5 +53,8 @@ func (h *Handle) Close() error { return nil }
 // OpenChild is not implemented on this system.
 func OpenChild(pid int) (*Handle, error) { return nil, errors.ErrUnsupported }
 
+// Identify is not implemented on this system.
+func (h *Handle) Identify() error { return errors.ErrUnsupported }
+
 // Reap is not implemented on this system.
 func (h *Handle) Reap() error { return errors.ErrUnsupported }

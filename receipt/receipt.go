@@ -114,7 +114,9 @@ type Stop struct {
 
 // Step is one step of the stop protocol.
 type Step struct {
-	Name      string    `json:"name"` // term, grace, kill, kill-wait, reap, remove
+	Name string `json:"name"` // term, grace, kill, kill-wait, reap, remove
+	// At is when the step ended, except for kill, where it is when the
+	// kill phase began. ElapsedMS is At relative to the protocol's start.
 	At        time.Time `json:"at"`
 	ElapsedMS int64     `json:"elapsed_ms"`
 	// Observed is what the step saw, in words a person can read.
