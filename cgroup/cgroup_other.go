@@ -61,3 +61,9 @@ func (l *Leaf) Remove() error { return errors.ErrUnsupported }
 
 // Close is not implemented on this system.
 func (l *Leaf) Close() error { return nil }
+
+// V1Mounts reports no v1 controllers on this system.
+func V1Mounts() map[string]string { return map[string]string{} }
+
+// SelfV1 is not implemented on this system.
+func SelfV1(pid int) (map[string]string, error) { return nil, ErrNoV2 }

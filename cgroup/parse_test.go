@@ -89,3 +89,23 @@ func TestParseCPUStat(t *testing.T) {
 		t.Error("ParseCPUStat(garbage) error = nil, want error")
 	}
 }
+
+func TestParseV1Mounts(t *testing.T) {
+	in := "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n" +
+		"32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n" +
+		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n" +
+		"40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd\n" +
+		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+	got := ParseV1Mounts([]byte(in))
+	want := map[string]string{"cpu": "/sys/fs/cgroup/cpu,cpuacct", "cpuacct": "/sys/fs/cgroup/cpu,cpuacct", "memory": "/sys/fs/cgroup/memory"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseV1Mounts() = %v, want %v", got, want)
+	}
+}
+
+func TestParseProcCgroupV1(t *testing.T) {
+	got := ParseProcCgroupV1([]byte("9:name=systemd:/\n4:memory:/a/b\n2:cpu,cpuacct:/c\n0::/\n"))
+	if got["memory"] != "/a/b" || got["cpu"] != "/c" || got["cpuacct"] != "/c" || len(got) != 3 {
+		t.Errorf("ParseProcCgroupV1() = %v", got)
+	}
+}
