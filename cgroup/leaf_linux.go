@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -274,4 +275,26 @@ func (l *Leaf) Close() error {
 		l.parentfd = -1
 	}
 	return nil
+}
+
+// FilePath returns the path of file in the leaf.
+func (l *Leaf) FilePath(file string) string { return filepath.Join(l.Path, file) }
+
+// WriteFile writes data to file in the leaf (a limit such as memory.max).
+func (l *Leaf) WriteFile(file, data string) error { return l.write(file, data) }
+
+// ReadFile reads file in the leaf, trimmed.
+func (l *Leaf) ReadFile(file string) (string, error) {
+	b, err := l.read(file)
+	return strings.TrimSpace(string(b)), err
+}
+
+// Has reports whether the leaf has file; controller files exist only when
+// the parent enables the controller for its children.
+func (l *Leaf) Has(file string) bool {
+	l.mu.Lock()
+	dirfd := l.dirfd
+	l.mu.Unlock()
+	var st unix.Stat_t
+	return dirfd >= 0 && unix.Fstatat(dirfd, file, &st, 0) == nil
 }

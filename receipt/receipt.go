@@ -40,6 +40,8 @@ type Receipt struct {
 	Caveats []string `json:"caveats"`
 	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
 
+	Limits *Limits `json:"limits,omitempty"`
+
 	Main *Process `json:"main,omitempty"`
 	Exit Exit     `json:"exit"`
 
@@ -176,6 +178,17 @@ func (r *Receipt) Normalize() {
 	}
 	if r.Evidence.Unconfirmed == nil {
 		r.Evidence.Unconfirmed = []string{}
+	}
+	if l := r.Limits; l != nil {
+		if l.Applied == nil {
+			l.Applied = []LimitSet{}
+		}
+		if l.NotApplied == nil {
+			l.NotApplied = []LimitUnset{}
+		}
+		if l.Outcome != nil && l.Outcome.Sources == nil {
+			l.Outcome.Sources = []string{}
+		}
 	}
 }
 
