@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -96,6 +97,13 @@ type Cmd struct {
 	// KillWait bounds the wait for emptiness after the kill (default
 	// DefaultKillWait).
 	KillWait time.Duration
+	// Limits is the budget for the whole group, written before the command
+	// starts: to the v2 leaf where the controllers are enabled for it, else
+	// (hybrid hosts) to v1 leaves the command is born in.
+	Limits limits.Spec
+	// BestEffortLimits starts the command even when a limit cannot be
+	// applied; the receipt lists what was not. By default that is an error.
+	BestEffortLimits bool
 	// AdoptOrphans declares that this program starts no children except
 	// through this Cmd, so every orphan reparented to it belongs to the
 	// group. Only the fallback mechanism needs it; without it the fallback

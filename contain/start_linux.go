@@ -15,6 +15,7 @@ import (
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +25,8 @@ import (
 const markerEnv = "TETHER_GROUP_MARKER"
 
 type sysState struct {
+	budget    *limits.Budget
+	v1Err     error // the spawner thread could not leave the v1 leaves
 	main      *identity.Handle
 	exitCh    chan exitResult
 	exit      *exitResult
@@ -91,6 +94,9 @@ func (c *Cmd) start() (err error) {
 		return err
 	}
 	if err := c.chooseMechanism(); err != nil {
+		return err
+	}
+	if err := c.applyLimits(); err != nil {
 		return err
 	}
 	ec, err := c.buildExec()
@@ -280,12 +286,22 @@ var spawner = sync.OnceValue(func() chan<- spawnReq {
 // the lock so the orphan sweep never sees it unregistered, and identified
 // (and its placement proven) before Wait can reap it and free its pid.
 func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
+	back, err := c.joinV1()
+	if err != nil {
+		return spawnResult{err: err}
+	}
 	owned.Lock()
-	err := ec.Start()
+	err = ec.Start()
 	if err == nil {
 		owned.pids[ec.Process.Pid] = true
 	}
 	owned.Unlock()
+	if berr := back(); berr != nil && err == nil {
+		// The spawner stays in the v1 leaves; the next spawn moves it
+		// again, and rmdir of these leaves will report EBUSY.
+		err = nil
+		c.sys.v1Err = berr
+	}
 	if err != nil {
 		return spawnResult{err: err}
 	}
@@ -299,9 +315,12 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 	}
 	if r.err == nil && c.leaf != nil {
 		r.how, r.placeErr = c.verifyPlacement(r.h)
-		if r.placeErr != nil {
-			r.h.Signal(syscall.SIGKILL)
-		}
+	}
+	if r.err == nil && r.placeErr == nil {
+		r.placeErr = c.verifyV1(ec.Process.Pid)
+	}
+	if r.placeErr != nil {
+		r.h.Signal(syscall.SIGKILL)
 	}
 	return r
 }

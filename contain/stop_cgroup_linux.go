@@ -67,6 +67,7 @@ func (p *protocol) runCgroup() {
 		p.step("remove", "leaf kept: still populated", 0, errors.New("leaf not empty"))
 		return
 	}
+	p.finishLimits()
 	err = leaf.Remove()
 	if err != nil {
 		leaf.Close()

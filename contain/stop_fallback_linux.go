@@ -41,6 +41,9 @@ func (p *protocol) runFallback() {
 	p.ev.Reaped = reaped
 	p.confirm()
 	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
+	if empty {
+		p.finishLimits()
+	}
 }
 
 // track opens and verifies a walked member, returning the handle kept for

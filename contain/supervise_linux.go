@@ -181,6 +181,12 @@ func (c *Cmd) finish(p *protocol) {
 	if r.TimedOut {
 		r.Exit.Code = 124
 	}
+	// The kernel's OOM killer, not the stop protocol, ended the main
+	// process: it died of SIGKILL before any stop began, and the memory
+	// controller counted an OOM kill.
+	if p.reason == ReasonMainExit && r.Exit.Signal == "SIGKILL" && r.Limits != nil && r.Limits.Outcome != nil && r.Limits.Outcome.OOMKills > 0 {
+		r.Exit.OOMKilled = true
+	}
 	r.EndedAt = time.Now().UTC()
 	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
 	switch {

@@ -299,3 +299,13 @@ func where(d Dir, file string) string {
 
 // FilePath returns the path of file in the directory.
 func (d PathDir) FilePath(file string) string { return filepath.Join(string(d), file) }
+
+// V1Dirs returns the directories of the v1 leaves the command must be born
+// in, by controller.
+func (b *Budget) V1Dirs() map[string]string {
+	out := map[string]string{}
+	for c, d := range b.v1 {
+		out[c] = filepath.Dir(where(d, "tasks"))
+	}
+	return out
+}

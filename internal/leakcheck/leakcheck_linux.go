@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,11 +19,12 @@ import (
 // Main runs the tests of m and returns the exit code, non-zero when the
 // tests failed or leaked.
 //
-// Where it may, Main moves the test process into a cgroup of its own
-// (<own cgroup>/tether-test-<mark>) for the run, so that the leaves its
-// tests create by default land there and a leak is told apart from the
-// leaves of test binaries running beside it. Elsewhere it compares
-// snapshots of the tether leaves.
+// Where it may, Main moves the test process into cgroups of its own
+// (<own cgroup>/tether-test-<mark>, in the v2 hierarchy and in the v1
+// memory, pids and cpu hierarchies) for the run, so that the leaves its
+// tests create land there and a leak is told apart from the leaves of test
+// binaries running beside it. Elsewhere it compares snapshots of the v2
+// tether leaves.
 func Main(m *testing.M) int {
 	mark := os.Getenv(Env)
 	if mark == "" {
@@ -31,17 +33,21 @@ func Main(m *testing.M) int {
 		mark = hex.EncodeToString(b[:])
 		os.Setenv(Env, mark)
 	}
-	home, back := enter(mark)
+	homes := enter(mark)
 	var before map[string]bool
-	if home == "" {
+	if len(homes) == 0 || homes[0].v1 {
 		before = leaves("/")
 	}
 	code := m.Run()
-	msg := Check(mark, home, before)
-	if home != "" {
-		os.WriteFile(filepath.Join(back, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
-		if err := removeTree(home); err != nil {
-			msg += fmt.Sprintf("; cannot remove test cgroup %s: %v", home, err)
+	var roots []string
+	for _, h := range homes {
+		roots = append(roots, h.dir)
+	}
+	msg := Check(mark, roots, before)
+	for _, h := range homes {
+		os.WriteFile(filepath.Join(h.back, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
+		if err := removeTree(h.dir); err != nil {
+			msg += fmt.Sprintf("; cannot remove test cgroup %s: %v", h.dir, err)
 		}
 	}
 	if msg != "" {
@@ -53,34 +59,53 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// enter moves the process into a fresh cgroup below its own and returns
-// that cgroup's directory and the one to return to, or "" where it cannot.
-func enter(mark string) (home, back string) {
-	m := mount()
-	if m == "" {
-		return "", ""
-	}
+// home is a cgroup the test process moved into, and where it came from.
+type home struct {
+	dir, back string
+	v1        bool
+}
+
+// enter moves the process into a fresh cgroup below its own in the v2
+// hierarchy (first in the result, if it could) and in each v1 hierarchy of
+// the controllers tether uses for limits.
+func enter(mark string) []home {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return "", ""
+		return nil
 	}
+	mounts := mounts()
+	var homes []home
 	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			back = filepath.Join(m, p)
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		var root string
+		switch f[1] {
+		case "":
+			root = mounts["cgroup2"]
+		case "memory", "pids", "cpu", "cpu,cpuacct":
+			root = mounts[f[1]]
+		}
+		if root == "" {
+			continue
+		}
+		h := home{back: filepath.Join(root, f[2]), v1: f[1] != ""}
+		h.dir = filepath.Join(h.back, "tether-test-"+mark)
+		if os.Mkdir(h.dir, 0o755) != nil {
+			continue
+		}
+		if os.WriteFile(filepath.Join(h.dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0) != nil {
+			os.Remove(h.dir)
+			continue
+		}
+		if h.v1 {
+			homes = append(homes, h)
+		} else {
+			homes = append([]home{h}, homes...)
 		}
 	}
-	if back == "" {
-		return "", ""
-	}
-	home = filepath.Join(back, "tether-test-"+mark)
-	if os.Mkdir(home, 0o755) != nil {
-		return "", ""
-	}
-	if os.WriteFile(filepath.Join(home, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0) != nil {
-		os.Remove(home)
-		return "", ""
-	}
-	return home, back
+	return homes
 }
 
 // removeTree kills and removes a cgroup subtree, deepest first.
@@ -106,10 +131,11 @@ func removeTree(dir string) error {
 }
 
 // Check reports (and then cleans up) live processes whose environment
-// carries mark, other than the caller, and tether leaves: those under home
-// when home is set, else those not in before. It returns "" when nothing
-// leaked. Processes get a moment to finish exiting before they count.
-func Check(mark, home string, before map[string]bool) string {
+// carries mark, other than the caller, and tether leaves: those under the
+// homes, and, when before is not nil, v2 leaves not in before. It returns
+// "" when nothing leaked. Processes get a moment to finish exiting before
+// they count.
+func Check(mark string, homes []string, before map[string]bool) string {
 	var procs map[int]string
 	for range 50 {
 		procs = Find(Env, mark)
@@ -119,13 +145,18 @@ func Check(mark, home string, before map[string]bool) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	var extra []string
-	root := home
-	if root == "" {
-		root = "/"
+	for _, h := range homes {
+		for l := range leaves(h) {
+			if l != h {
+				extra = append(extra, l)
+			}
+		}
 	}
-	for l := range leaves(root) {
-		if !before[l] && l != home {
-			extra = append(extra, l)
+	if before != nil {
+		for l := range leaves("/") {
+			if !before[l] && !slices.Contains(homes, l) && !under(l, homes) {
+				extra = append(extra, l)
+			}
 		}
 	}
 	if len(procs) == 0 && len(extra) == 0 {
@@ -171,20 +202,45 @@ func Find(name, value string) map[int]string {
 	return out
 }
 
-func mount() string {
+// mounts maps "cgroup2" and each v1 controller list ("memory",
+// "cpu,cpuacct") to its mount point.
+func mounts() map[string]string {
+	out := map[string]string{}
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return ""
+		return out
 	}
 	for _, line := range strings.Split(string(mi), "\n") {
 		f := strings.Fields(line)
 		for i, x := range f {
-			if x == "-" && i+1 < len(f) && f[i+1] == "cgroup2" {
-				return f[4]
+			if x != "-" || i+3 >= len(f) {
+				continue
+			}
+			switch f[i+1] {
+			case "cgroup2":
+				out["cgroup2"] = f[4]
+			case "cgroup":
+				var ctrls []string
+				for _, o := range strings.Split(f[i+3], ",") {
+					switch o {
+					case "memory", "pids", "cpu", "cpuacct":
+						ctrls = append(ctrls, o)
+					}
+				}
+				out[strings.Join(ctrls, ",")] = f[4]
 			}
 		}
 	}
-	return ""
+	return out
+}
+
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // leaves returns the tether leaves in the cgroup v2 hierarchy below root
@@ -192,7 +248,7 @@ func mount() string {
 func leaves(root string) map[string]bool {
 	out := map[string]bool{}
 	if root == "/" {
-		if root = mount(); root == "" {
+		if root = mounts()["cgroup2"]; root == "" {
 			return out
 		}
 	}

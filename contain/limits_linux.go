@@ -1,0 +1,96 @@
+package contain
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/limits"
+	"golang.org/x/sys/unix"
+)
+
+// applyLimits writes the budget before anything starts. A failure removes
+// the v1 leaves it created; the start's failure path removes the v2 leaf.
+func (c *Cmd) applyLimits() error {
+	if c.Limits.IsZero() {
+		return nil
+	}
+	b, err := limits.Apply(c.Limits, c.leaf, c.BestEffortLimits)
+	if b != nil {
+		c.rec.Limits = b.Receipt()
+	}
+	if err != nil {
+		if b != nil {
+			b.Remove()
+		}
+		return err
+	}
+	c.sys.budget = b
+	return nil
+}
+
+// joinV1 moves the spawner thread into the run's v1 leaves, so that the
+// process it forks is born in them: v1 membership is per thread and
+// inherited at fork, so the command never runs outside its budget, with
+// no helper process. back returns the thread to where it was.
+func (c *Cmd) joinV1() (back func() error, err error) {
+	noop := func() error { return nil }
+	if c.sys.budget == nil || len(c.sys.budget.V1Dirs()) == 0 {
+		return noop, nil
+	}
+	tid := unix.Gettid()
+	orig, err := cgroup.ThreadV1(tid)
+	if err != nil {
+		return noop, err
+	}
+	var joined []string
+	back = func() error {
+		var errs []error
+		for _, ctrl := range joined {
+			errs = append(errs, cgroup.MoveThreadV1(orig[ctrl], tid))
+		}
+		return errors.Join(errs...)
+	}
+	for ctrl, dir := range c.sys.budget.V1Dirs() {
+		if err := cgroup.MoveThreadV1(dir, tid); err != nil {
+			back()
+			return noop, fmt.Errorf("contain: join v1 %s leaf: %w", ctrl, err)
+		}
+		joined = append(joined, ctrl)
+	}
+	return back, nil
+}
+
+// verifyV1 proves the started process is in every v1 leaf of its budget.
+func (c *Cmd) verifyV1(pid int) error {
+	if c.sys.budget == nil || len(c.sys.budget.V1Dirs()) == 0 {
+		return nil
+	}
+	got, err := cgroup.SelfV1(pid)
+	if err != nil {
+		return err
+	}
+	mounts := cgroup.V1Mounts()
+	for ctrl, dir := range c.sys.budget.V1Dirs() {
+		if p := filepath.Join(mounts[ctrl], got[ctrl]); p != dir {
+			return fmt.Errorf("%w: pid %d is in v1 %s cgroup %q, want %q", ErrPlacement, pid, ctrl, p, dir)
+		}
+	}
+	return nil
+}
+
+// finishLimits reads the budget's outcome and removes its v1 leaves; call
+// once the group is confirmed empty.
+func (p *protocol) finishLimits() {
+	b := p.c.sys.budget
+	if b == nil {
+		return
+	}
+	b.Outcome()
+	err := errors.Join(p.c.sys.v1Err, b.Remove())
+	p.c.rec.Limits = b.Receipt()
+	n := strconv.Itoa(len(b.V1Dirs()))
+	p.step("limits", "read the budget's counters; removed v1 leaves ("+n+" left)", 0, err)
+}
