@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -24,6 +27,10 @@ type runFlags struct {
 	require      string
 	mechanism    string
 	quiet        bool
+
+	memory, memoryHigh, swap, cpus, pids string
+	limitsMode                           string
+	requireFree                          []string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -70,6 +77,13 @@ executed; 127 if it was not found.`,
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
 	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment to use: auto, cgroup or fallback")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
+	fl.StringVar(&f.memory, "memory", "", "memory limit for the whole group (`SIZE`: 512M, 4G); OOM-kills past it")
+	fl.StringVar(&f.memoryHigh, "memory-high", "", "memory `SIZE` above which the group is throttled and reclaimed (cgroup v2 only)")
+	fl.StringVar(&f.swap, "swap", "", "swap limit `SIZE` for the group (0: no swap)")
+	fl.StringVar(&f.cpus, "cpus", "", "CPU limit as a number of CPUs (`N`: 2, 0.5)")
+	fl.StringVar(&f.pids, "pids", "", "limit on the number of processes and threads in the group (`N`)")
+	fl.StringVar(&f.limitsMode, "limits", "strict", "strict: refuse to start when a limit cannot be applied; best-effort: start and record what was not")
+	fl.StringArrayVar(&f.requireFree, "require-free", nil, "refuse to start unless the filesystem holding PATH has SIZE free (`PATH=SIZE`, repeatable)")
 	return cmd
 }
 
@@ -125,9 +139,73 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 	return mech, nil
 }
 
+// budget parses the limit flags.
+func (f *runFlags) budget() (limits.Spec, error) {
+	var s limits.Spec
+	var err error
+	size := func(flag, v string, dst *int64) {
+		if v == "" || err != nil {
+			return
+		}
+		if *dst, err = limits.ParseSize(v); err == nil && *dst == 0 && flag != "swap" {
+			err = fmt.Errorf("--%s %s: must be more than 0", flag, v)
+		} else if err != nil {
+			err = fmt.Errorf("--%s: %w", flag, err)
+		}
+	}
+	size("memory", f.memory, &s.Memory)
+	size("memory-high", f.memoryHigh, &s.MemoryHigh)
+	size("swap", f.swap, &s.Swap)
+	s.SwapSet = f.swap != ""
+	if f.cpus != "" && err == nil {
+		if s.CPUs, err = limits.ParseCPUs(f.cpus); err != nil {
+			err = fmt.Errorf("--cpus: %w", err)
+		}
+	}
+	if f.pids != "" && err == nil {
+		if s.Pids, err = strconv.ParseInt(f.pids, 10, 64); err != nil || s.Pids <= 0 {
+			err = fmt.Errorf("--pids %q: want a positive whole number", f.pids)
+		}
+	}
+	if err == nil {
+		err = s.Validate()
+	}
+	switch f.limitsMode {
+	case "strict", "best-effort":
+	default:
+		err = errors.Join(err, fmt.Errorf("--limits %q: want strict or best-effort", f.limitsMode))
+	}
+	return s, err
+}
+
+// admit checks --require-free before anything is created.
+func (f *runFlags) admit() error {
+	for _, pf := range f.requireFree {
+		path, sz, ok := strings.Cut(pf, "=")
+		if !ok || path == "" {
+			return fmt.Errorf("--require-free %q: want PATH=SIZE", pf)
+		}
+		need, err := limits.ParseSize(sz)
+		if err != nil {
+			return fmt.Errorf("--require-free %q: %w", pf, err)
+		}
+		if err := limits.CheckFree(path, need); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func runRun(e *env, f *runFlags, args []string) error {
 	mech, err := f.validate(e)
 	if err != nil {
+		return exit(ExitTether, err)
+	}
+	spec, err := f.budget()
+	if err != nil {
+		return exit(ExitTether, err)
+	}
+	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
 	}
 	c := contain.Command(args[0], args[1:]...)
@@ -141,6 +219,8 @@ func runRun(e *env, f *runFlags, args []string) error {
 	}
 	c.KillWait = f.killWait
 	c.AdoptOrphans = true // tether run starts no other children
+	c.Limits = spec
+	c.BestEffortLimits = f.limitsMode == "best-effort"
 
 	sigs := newSignalLog(c)
 	defer sigs.close()
@@ -151,6 +231,18 @@ func runRun(e *env, f *runFlags, args []string) error {
 	}
 	if c.Warning != "" && !f.quiet {
 		e.warnf("%s", c.Warning)
+	}
+	if l := c.Receipt().Limits; l != nil {
+		for _, n := range l.NotApplied {
+			e.warnf("limit not applied: --%s %s: %s", strings.ReplaceAll(n.Name, "_", "-"), n.Requested, n.Reason)
+		}
+		if !f.quiet && len(l.Applied) > 0 {
+			var parts []string
+			for _, a := range l.Applied {
+				parts = append(parts, fmt.Sprintf("%s %s (%s)", strings.ReplaceAll(a.Name, "_", "-"), a.Requested, a.Backend))
+			}
+			e.warnf("limits: %s", strings.Join(parts, ", "))
+		}
 	}
 	waitErr := c.Wait()
 	sigs.close()
@@ -198,6 +290,14 @@ func startError(name string, err error) error {
 
 // summarize tells the user on stderr what tether had to do beyond waiting.
 func summarize(e *env, r *receipt.Receipt) {
+	if r.Exit.OOMKilled {
+		e.warnf("main process was OOM-killed: the group hit its memory limit (%d OOM kills)", r.Limits.Outcome.OOMKills)
+	} else if r.Limits != nil && r.Limits.Outcome != nil && r.Limits.Outcome.OOMKills > 0 {
+		e.warnf("the OOM killer killed %d processes of the group", r.Limits.Outcome.OOMKills)
+	}
+	if r.Limits != nil && r.Limits.Outcome != nil && r.Limits.Outcome.PidsLimitHits > 0 {
+		e.warnf("the group hit its pids limit %d times (forks failed)", r.Limits.Outcome.PidsLimitHits)
+	}
 	if r.TimedOut {
 		e.warnf("timed out; stopped %d processes", r.Evidence.MembersSeen)
 	}

@@ -23,6 +23,9 @@ var (
 	// ErrAboveParent is returned when a limit exceeds what the parent
 	// cgroups allow; the message has both numbers.
 	ErrAboveParent = errors.New("limits: above the parent's limit")
+	// ErrInsufficientSpace is returned by CheckFree when a filesystem has
+	// less free space than required; the message has both numbers.
+	ErrInsufficientSpace = errors.New("limits: not enough free space")
 )
 
 // Spec is a budget. Zero fields are unset, except Swap, which is set only
