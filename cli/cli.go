@@ -95,5 +95,6 @@ receipt that proves it.`,
 	root.SetIn(e.stdin)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newRunCmd(e))
+	root.AddCommand(newDoctorCmd(e))
 	return root
 }
