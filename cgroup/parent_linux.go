@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/tether-run/tether/internal/procfs"
@@ -70,7 +71,43 @@ func CheckParent(dir string) error {
 	if err := unix.Access(dir, unix.W_OK); err != nil {
 		return fmt.Errorf("%w: %q: %v (run as root, or delegate the subtree to uid %d)", ErrNotWritable, dir, err, os.Getuid())
 	}
+	return checkCommonAncestor(dir)
+}
+
+// checkCommonAncestor applies the kernel's rule for starting a process in
+// another cgroup (cgroup_procs_write_permission): the caller must be able
+// to write cgroup.procs of the common ancestor of its own cgroup and the
+// target. A delegated subtree satisfies it only from inside.
+func checkCommonAncestor(dir string) error {
+	m, err := Mount()
+	if err != nil {
+		return err
+	}
+	self, err := Self(0)
+	if err != nil {
+		return err
+	}
+	anc := commonAncestor(filepath.Join(m, self), dir)
+	procs := filepath.Join(anc, "cgroup.procs")
+	if err := unix.Access(procs, unix.W_OK); err != nil {
+		return fmt.Errorf("%w: %q: starting a process there needs write access to %s, the common ancestor of tether's own cgroup (%s) and the parent: %v (run tether from inside the delegated subtree)",
+			ErrNotWritable, dir, procs, filepath.Join(m, self), err)
+	}
 	return nil
+}
+
+// commonAncestor returns the deepest directory containing both a and b.
+func commonAncestor(a, b string) string {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	for {
+		if b == a || strings.HasPrefix(b, a+"/") {
+			return a
+		}
+		if a == "/" || a == "." {
+			return a
+		}
+		a = filepath.Dir(a)
+	}
 }
 
 // Writable reports whether CheckParent accepts dir, for callers choosing a

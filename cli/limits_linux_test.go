@@ -191,6 +191,13 @@ func TestRunDelegatedUser(t *testing.T) {
 	if code != 125 || !strings.Contains(stderr, "not writable") {
 		t.Errorf("as uid %d, --cgroup-parent %s = %d, stderr %q; want 125 not writable", uid, m, code, stderr)
 	}
+	// From outside the subtree the kernel refuses to start into it (the
+	// common-ancestor rule): a clear 125, not "cannot execute".
+	cmd, _, errb := nobodyCmd(t, "run", "--cgroup-parent", deleg, "--", "true")
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	if code := wait(t, cmd); code != 125 || !strings.Contains(errb.String(), "common ancestor") {
+		t.Errorf("as uid %d outside the subtree, --cgroup-parent %s = %d, stderr %q; want 125 naming the common ancestor", uid, deleg, code, errb)
+	}
 	if l := leaves(deleg); len(l) > 0 {
 		t.Errorf("leaves left in the delegated subtree: %v", l)
 	}

@@ -104,6 +104,9 @@ func advise(r *Report) []string {
 		out = append(out, fmt.Sprintf("full containment available: tether run starts each command straight into a fresh leaf of %s and can stop all of it with cgroup.kill", lp.Dir))
 	case v.Mount == "":
 		out = append(out, "mount cgroup v2 to get containment (as root): mkdir -p /sys/fs/cgroup/unified && mount -t cgroup2 none /sys/fs/cgroup/unified, or boot with systemd.unified_cgroup_hierarchy=1; until then tether run uses the fallback")
+	case lp.Delegation.Delegated && !lp.ContainsUs && (m == MechanismError || !lp.Usable):
+		out = append(out, fmt.Sprintf("run tether from inside %s: the kernel lets a process start children into a cgroup only if it may write cgroup.procs of the common ancestor of its own cgroup (%s) and the target; move the shell that runs tether into it (as root: echo SHELL_PID > %s) or use a cgroup parent below your own cgroup",
+			lp.Dir, v.Dir, filepath.Join(lp.Dir, "cgroup.procs")))
 	case !lp.Usable && lp.Source != SourceOwn:
 		out = append(out, fmt.Sprintf("fix the cgroup parent from %s, or drop it to let tether run use its own cgroup: %s", lp.Source, lp.Why))
 		if r.UID != 0 {
