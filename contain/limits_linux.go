@@ -3,7 +3,6 @@ package contain
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/tether-run/tether/cgroup"
@@ -53,32 +52,30 @@ func (c *Cmd) joinV1() (back func() error, err error) {
 		}
 		return errors.Join(errs...)
 	}
-	for ctrl, dir := range c.sys.budget.V1Dirs() {
+	dirs := c.sys.budget.V1Dirs()
+	for ctrl, dir := range dirs {
 		if err := cgroup.MoveThreadV1(dir, tid); err != nil {
 			back()
 			return noop, fmt.Errorf("contain: join v1 %s leaf: %w", ctrl, err)
 		}
 		joined = append(joined, ctrl)
 	}
-	return back, nil
-}
-
-// verifyV1 proves the started process is in every v1 leaf of its budget.
-func (c *Cmd) verifyV1(pid int) error {
-	if c.sys.budget == nil || len(c.sys.budget.V1Dirs()) == 0 {
-		return nil
-	}
-	got, err := cgroup.SelfV1(pid)
+	// Prove the thread is in every leaf before it forks: the child is born
+	// in the forking thread's cgroups. The child itself cannot be checked
+	// reliably afterwards: once it exits, /proc/PID/cgroup shows the v1
+	// roots (its v2 line still names the leaf).
+	now, err := cgroup.ThreadV1(tid)
 	if err != nil {
-		return err
+		back()
+		return noop, err
 	}
-	mounts := cgroup.V1Mounts()
-	for ctrl, dir := range c.sys.budget.V1Dirs() {
-		if p := filepath.Join(mounts[ctrl], got[ctrl]); p != dir {
-			return fmt.Errorf("%w: pid %d is in v1 %s cgroup %q, want %q", ErrPlacement, pid, ctrl, p, dir)
+	for ctrl, dir := range dirs {
+		if now[ctrl] != dir {
+			back()
+			return noop, fmt.Errorf("%w: spawner thread is in v1 %s cgroup %q, want %q", ErrPlacement, ctrl, now[ctrl], dir)
 		}
 	}
-	return nil
+	return back, nil
 }
 
 // finishLimits reads the budget's outcome and removes its v1 leaves; call

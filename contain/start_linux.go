@@ -316,9 +316,6 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 	if r.err == nil && c.leaf != nil {
 		r.how, r.placeErr = c.verifyPlacement(r.h)
 	}
-	if r.err == nil && r.placeErr == nil {
-		r.placeErr = c.verifyV1(ec.Process.Pid)
-	}
 	if r.placeErr != nil {
 		r.h.Signal(syscall.SIGKILL)
 	}
