@@ -176,3 +176,25 @@ func BenchmarkLibraryRunTrue(b *testing.B) {
 	b.ReportMetric(median(plain), "exec-ms")
 	b.ReportMetric(median(lib)/median(plain), "ratio")
 }
+
+// BenchmarkLimitsCost compares `tether run -- true` with the same run
+// under a memory, pids and cpu budget (v1 leaves on hybrid hosts),
+// alternating: what a budget adds to a start.
+func BenchmarkLimitsCost(b *testing.B) {
+	tether := build(b, "../cmd/tether")
+	runs := [][]string{
+		{tether, "run", "-q", "--", "true"},
+		{tether, "run", "-q", "--memory", "1G", "--pids", "100", "--cpus", "1", "--", "true"},
+	}
+	got := make([][]time.Duration, len(runs))
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range runs {
+			k := (i + j) % len(runs)
+			got[k] = append(got[k], timeRun(b, runs[k]...))
+		}
+	}
+	b.ReportMetric(median(got[0]), "plain-ms")
+	b.ReportMetric(median(got[1]), "limited-ms")
+	b.ReportMetric(median(got[1])/median(got[0]), "ratio")
+}
