@@ -45,6 +45,20 @@ func timeRun(b *testing.B, argv ...string) time.Duration {
 	return time.Since(t0)
 }
 
+// rotate times each command b.N times, rotating which goes first in each
+// round so that no command always runs on a warmer machine.
+func rotate(b *testing.B, runs [][]string) [][]time.Duration {
+	got := make([][]time.Duration, len(runs))
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range runs {
+			k := (i + j) % len(runs)
+			got[k] = append(got[k], timeRun(b, runs[k]...))
+		}
+	}
+	return got
+}
+
 // BenchmarkStartToExit compares `tether run -- true` with
 // `timeout 10 true` (the target peer) and with goexec, the smallest Go
 // wrapper (the floor for any Go binary), rotating which goes first.
@@ -56,14 +70,7 @@ func BenchmarkStartToExit(b *testing.B) {
 		{"timeout", "10", "true"},
 		{goexec, "true"},
 	}
-	got := make([][]time.Duration, len(runs))
-	b.ResetTimer()
-	for i := range b.N {
-		for j := range runs {
-			k := (i + j) % len(runs)
-			got[k] = append(got[k], timeRun(b, runs[k]...))
-		}
-	}
+	got := rotate(b, runs)
 	b.ReportMetric(median(got[0]), "tether-ms")
 	b.ReportMetric(median(got[1]), "timeout-ms")
 	b.ReportMetric(median(got[2]), "goexec-ms")
@@ -186,14 +193,7 @@ func BenchmarkLimitsCost(b *testing.B) {
 		{tether, "run", "-q", "--", "true"},
 		{tether, "run", "-q", "--memory", "1G", "--pids", "100", "--cpus", "1", "--", "true"},
 	}
-	got := make([][]time.Duration, len(runs))
-	b.ResetTimer()
-	for i := range b.N {
-		for j := range runs {
-			k := (i + j) % len(runs)
-			got[k] = append(got[k], timeRun(b, runs[k]...))
-		}
-	}
+	got := rotate(b, runs)
 	b.ReportMetric(median(got[0]), "plain-ms")
 	b.ReportMetric(median(got[1]), "limited-ms")
 	b.ReportMetric(median(got[1])/median(got[0]), "ratio")

@@ -8,25 +8,34 @@ import (
 	"strings"
 )
 
-// ParseMountinfo returns the mount point of the first cgroup2 filesystem in
-// the contents of /proc/PID/mountinfo, or "" when there is none.
-func ParseMountinfo(b []byte) string {
+// mount is one line of /proc/PID/mountinfo, the fields tether reads.
+type mount struct {
+	point, fstype, superOpts string
+}
+
+// mounts parses /proc/PID/mountinfo:
+// id parent major:minor root mountpoint opts [optional...] - fstype source superopts
+func mounts(b []byte) []mount {
+	var out []mount
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		// id parent major:minor root mountpoint opts [optional...] - fstype source superopts
 		f := strings.Fields(sc.Text())
-		sep := -1
-		for i, x := range f {
-			if x == "-" {
-				sep = i
+		for i := 5; i+3 < len(f); i++ {
+			if f[i] == "-" {
+				out = append(out, mount{point: unescapeOctal(f[4]), fstype: f[i+1], superOpts: f[i+3]})
 				break
 			}
 		}
-		if sep < 5 || sep+1 >= len(f) {
-			continue
-		}
-		if f[sep+1] == "cgroup2" {
-			return unescapeOctal(f[4])
+	}
+	return out
+}
+
+// ParseMountinfo returns the mount point of the first cgroup2 filesystem in
+// the contents of /proc/PID/mountinfo, or "" when there is none.
+func ParseMountinfo(b []byte) string {
+	for _, m := range mounts(b) {
+		if m.fstype == "cgroup2" {
+			return m.point
 		}
 	}
 	return ""

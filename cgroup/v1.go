@@ -1,8 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
-	"bytes"
 	"strings"
 )
 
@@ -22,22 +20,13 @@ var knownV1 = map[string]bool{
 // /proc/PID/mountinfo, the mount point of its hierarchy.
 func ParseV1Mounts(b []byte) map[string]string {
 	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		sep := -1
-		for i, x := range f {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 5 || sep+3 >= len(f) || f[sep+1] != "cgroup" {
+	for _, m := range mounts(b) {
+		if m.fstype != "cgroup" {
 			continue
 		}
-		for _, opt := range strings.Split(f[sep+3], ",") {
+		for _, opt := range strings.Split(m.superOpts, ",") {
 			if _, seen := out[opt]; knownV1[opt] && !seen {
-				out[opt] = unescapeOctal(f[4])
+				out[opt] = m.point
 			}
 		}
 	}
