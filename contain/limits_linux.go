@@ -75,6 +75,7 @@ func (c *Cmd) joinV1() (back func() error, err error) {
 			return noop, fmt.Errorf("%w: spawner thread is in v1 %s cgroup %q, want %q", ErrPlacement, ctrl, now[ctrl], dir)
 		}
 	}
+	c.sys.v1Verified = true
 	return back, nil
 }
 
@@ -88,6 +89,9 @@ func (p *protocol) finishLimits() {
 	b.Outcome()
 	err := errors.Join(p.c.sys.v1Err, b.Remove())
 	p.c.rec.Limits = b.Receipt()
+	if p.c.sys.v1Verified {
+		p.c.rec.Limits.V1PlacementVerifiedBy = "spawner-thread-before-fork"
+	}
 	n := strconv.Itoa(len(b.V1Dirs()))
 	p.step("limits", "read the budget's counters; removed v1 leaves ("+n+" left)", 0, err)
 }

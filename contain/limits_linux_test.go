@@ -65,6 +65,9 @@ func TestMemoryLimitOOMKills(t *testing.T) {
 	if o == nil || o.OOMKills < 1 || o.MemoryPeakBytes > 80<<20 {
 		t.Errorf("outcome = %+v, want ≥1 OOM kill and a peak near 64M", o)
 	}
+	if a := r.Limits.Applied; a[0].Backend == "v1" && r.Limits.V1PlacementVerifiedBy == "" {
+		t.Errorf("v1 limits without v1_placement_verified_by")
+	}
 	if a := r.Limits.Applied; len(a) != 1 || a[0].Name != "memory" || a[0].ReadBack != "67108864" {
 		t.Errorf("applied = %+v, want memory read back as 67108864", a)
 	}

@@ -25,17 +25,18 @@ import (
 const markerEnv = "TETHER_GROUP_MARKER"
 
 type sysState struct {
-	budget    *limits.Budget
-	v1Err     error // the spawner thread could not leave the v1 leaves
-	main      *identity.Handle
-	exitCh    chan exitResult
-	exit      *exitResult
-	copies    sync.WaitGroup
-	stdinW    *os.File
-	childEnds []*os.File
-	marker    string
-	timer     *time.Timer
-	stopping  bool
+	budget     *limits.Budget
+	v1Err      error // the spawner thread could not leave the v1 leaves
+	v1Verified bool  // the spawner thread was proven in every v1 leaf before fork
+	main       *identity.Handle
+	exitCh     chan exitResult
+	exit       *exitResult
+	copies     sync.WaitGroup
+	stdinW     *os.File
+	childEnds  []*os.File
+	marker     string
+	timer      *time.Timer
+	stopping   bool
 }
 
 type exitResult struct {

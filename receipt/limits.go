@@ -9,6 +9,10 @@ type Limits struct {
 	Applied    []LimitSet   `json:"applied"`
 	NotApplied []LimitUnset `json:"not_applied"`
 	Outcome    *Outcome     `json:"outcome,omitempty"`
+	// V1PlacementVerifiedBy says how birth in the v1 leaves was proven:
+	// "spawner-thread-before-fork" (the forking thread was read back in
+	// every leaf; children are born in their forking thread's cgroups).
+	V1PlacementVerifiedBy string `json:"v1_placement_verified_by,omitempty"`
 }
 
 // LimitSet is one limit written to a cgroup file and read back.
