@@ -1,0 +1,214 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tether-run/tether/atomicfile"
+	"golang.org/x/sys/unix"
+)
+
+// Registry is one user's state directory.
+type Registry struct {
+	Dir string
+	uid int
+}
+
+// DefaultDir returns the state directory: $XDG_RUNTIME_DIR/tether when
+// set, /run/tether for root, else $XDG_STATE_HOME/tether (default
+// ~/.local/state/tether). getenv is os.Getenv in production.
+func DefaultDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "tether"), nil
+	}
+	if os.Getuid() == 0 {
+		return "/run/tether", nil
+	}
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "tether"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("registry: no state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "tether"), nil
+}
+
+// Open opens (creating if needed) the registry at dir, checking that it
+// and its subdirectories are safe.
+func Open(dir string) (*Registry, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
+	}
+	r := &Registry{Dir: dir, uid: os.Getuid()}
+	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "s")} {
+		if err := r.ensureDir(d); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// ensureDir creates d (0700) if missing, then checks it.
+func (r *Registry) ensureDir(d string) error {
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("registry: create %s: %w", d, err)
+	}
+	return r.checkDir(d)
+}
+
+// checkDir refuses a directory that is a symlink, not ours, or
+// accessible to group or others.
+func (r *Registry) checkDir(d string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(d, &st); err != nil {
+		return &os.PathError{Op: "lstat", Path: d, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return fmt.Errorf("%w: %s is a symlink; tether does not follow symlinks in its state", ErrUnsafe, d)
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("%w: %s is not a directory", ErrUnsafe, d)
+	case int(st.Uid) != r.uid:
+		return fmt.Errorf("%w: %s is owned by uid %d, not %d; tether will not use another user's state", ErrUnsafe, d, st.Uid, r.uid)
+	case st.Mode&0o077 != 0:
+		return fmt.Errorf("%w: %s has mode %#o; it must be 0700 (chmod 700 %s)", ErrUnsafe, d, st.Mode&0o777, d)
+	}
+	return nil
+}
+
+func (r *Registry) recordPath(name string) string {
+	return filepath.Join(r.Dir, "records", name+".json")
+}
+
+// RuntimeDir returns the runtime directory of a session.
+func (r *Registry) RuntimeDir(name string) string { return filepath.Join(r.Dir, "s", name) }
+
+// Claim reserves name by creating its runtime directory exclusively, with
+// tmp/ and sock/ inside, and returns the directory.
+func (r *Registry) Claim(name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	d := r.RuntimeDir(name)
+	if err := os.Mkdir(d, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("%w: %q (runtime dir %s exists; stop it first, or choose another name)", ErrExists, name, d)
+		}
+		return "", fmt.Errorf("registry: claim %q: %w", name, err)
+	}
+	for _, sub := range []string{"tmp", "sock"} {
+		if err := os.Mkdir(filepath.Join(d, sub), 0o700); err != nil {
+			os.RemoveAll(d)
+			return "", fmt.Errorf("registry: claim %q: %w", name, err)
+		}
+	}
+	return d, nil
+}
+
+// Release removes a session's runtime directory (after a confirmed stop).
+func (r *Registry) Release(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	d := r.RuntimeDir(name)
+	if err := r.checkDir(d); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(d)
+}
+
+// Write stores rec atomically.
+func (r *Registry) Write(rec *Record) error {
+	if err := CheckName(rec.Name); err != nil {
+		return err
+	}
+	rec.SchemaVersion = SchemaVersion
+	if rec.Argv == nil {
+		rec.Argv = []string{}
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(r.recordPath(rec.Name), append(b, '\n'), 0o600)
+}
+
+// maxRecord bounds a record file; a larger one is corrupt.
+const maxRecord = 1 << 20
+
+// Read loads the record of name, refusing files that are not ours.
+func (r *Registry) Read(name string) (*Record, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	p := r.recordPath(name)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+		}
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafe, p)
+		}
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if int(st.Uid) != r.uid || st.Mode&0o022 != 0 {
+		return nil, fmt.Errorf("%w: record %s is owned by uid %d with mode %#o", ErrUnsafe, p, st.Uid, st.Mode&0o777)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxRecord {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, maxRecord)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, p, err)
+	}
+	if rec.SchemaVersion != SchemaVersion || rec.Name != name {
+		return nil, fmt.Errorf("%w: %s: schema %d, name %q", ErrCorrupt, p, rec.SchemaVersion, rec.Name)
+	}
+	return &rec, nil
+}
+
+// List reads every record, sorted by name. Records that cannot be read are
+// returned as errors beside the good ones.
+func (r *Registry) List() ([]*Record, []error) {
+	ents, err := os.ReadDir(filepath.Join(r.Dir, "records"))
+	if err != nil {
+		return nil, []error{err}
+	}
+	var recs []*Record
+	var errs []error
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		rec, err := r.Read(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	return recs, errs
+}

@@ -1,0 +1,99 @@
+// Package registry keeps the records of detached sessions in a per-user
+// state directory, so that a session stays findable after its caller and
+// the caller's scratch are gone.
+//
+// Layout under the state directory (all 0700, owned by the user, never a
+// symlink, checked on every open):
+//
+//	records/NAME.json   the session's record, written atomically
+//	s/NAME/             the session's runtime dir: tmp/, sock/, log
+//
+// A name is claimed by creating s/NAME exclusively; it is free again once
+// the session is stopped and its runtime dir removed.
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/tether-run/tether/receipt"
+)
+
+var (
+	// ErrExists is returned by Claim for a name in use.
+	ErrExists = errors.New("registry: name in use")
+	// ErrNotFound is returned by Read for a name without a record.
+	ErrNotFound = errors.New("registry: no such session")
+	// ErrBadName is returned for a name outside [A-Za-z0-9._-]{1,64}.
+	ErrBadName = errors.New("registry: bad session name")
+	// ErrUnsafe is returned for a directory or file that is not owned by
+	// the caller, is group- or world-accessible, or is a symlink. tether
+	// refuses it rather than fixing it.
+	ErrUnsafe = errors.New("registry: unsafe path")
+	// ErrCorrupt is returned for a record that cannot be decoded.
+	ErrCorrupt = errors.New("registry: corrupt record")
+)
+
+// Session states.
+const (
+	StateStarting = "starting"
+	StateRunning  = "running"
+	StateStopping = "stopping"
+	StateStopped  = "stopped" // stopped by request, owner death, TTL, or its end policy
+	StateFailed   = "failed"  // failed to start
+)
+
+// SchemaVersion is the version of the record format.
+const SchemaVersion = 1
+
+// Record is what the registry knows of one session.
+type Record struct {
+	SchemaVersion int       `json:"schema_version"`
+	Name          string    `json:"name"`
+	State         string    `json:"state"`
+	Argv          []string  `json:"argv"`
+	Cwd           string    `json:"cwd"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+
+	// Owner is the spec given (PID, parent, session:NAME, none) and the
+	// identity token of the process whose death stops the session.
+	Owner      string `json:"owner"`
+	OwnerToken string `json:"owner_token,omitempty"`
+	// Supervisor is the token of the session's supervisor process.
+	Supervisor string `json:"supervisor,omitempty"`
+	Main       string `json:"main,omitempty"`
+
+	Mechanism string `json:"mechanism,omitempty"`
+	Cgroup    string `json:"cgroup,omitempty"`
+	CgroupID  uint64 `json:"cgroup_id,omitempty"`
+
+	RuntimeDir string    `json:"runtime_dir"`
+	Log        string    `json:"log"`
+	Profile    string    `json:"profile,omitempty"`
+	Until      string    `json:"until"`
+	ExpiresAt  time.Time `json:"expires_at,omitzero"`
+	Pool       string    `json:"pool,omitempty"`
+
+	// Set when the session ended.
+	StopReason string        `json:"stop_reason,omitempty"`
+	Exit       *receipt.Exit `json:"exit,omitempty"`
+	Receipt    string        `json:"receipt,omitempty"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// Live reports whether the record describes a session that may still have
+// processes (not stopped or failed).
+func (r *Record) Live() bool { return r.State != StateStopped && r.State != StateFailed }
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// CheckName validates a session name.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) || name == "." || name == ".." {
+		return fmt.Errorf("%w: %q: use 1–64 of A-Z a-z 0-9 . _ -", ErrBadName, name)
+	}
+	return nil
+}
