@@ -59,6 +59,8 @@ const (
 	ReasonSignal   = "signal"
 	ReasonRequest  = "request"
 	ReasonError    = "error"
+	// ReasonEmpty: with UntilEmpty, the group emptied by itself.
+	ReasonEmpty = "empty"
 	// ReasonStartFailed: nothing ran (the receipt's error says why).
 	ReasonStartFailed = "start-failed"
 )
@@ -104,6 +106,11 @@ type Cmd struct {
 	// BestEffortLimits starts the command even when a limit cannot be
 	// applied; the receipt lists what was not. By default that is an error.
 	BestEffortLimits bool
+	// UntilEmpty keeps the group after the main process exits, until it is
+	// empty by itself, Stop, or the timeout: for commands that daemonize
+	// and return at once (tmux new -d). By default the main process's exit
+	// ends the run and stops what is left.
+	UntilEmpty bool
 	// AdoptOrphans declares that this program starts no children except
 	// through this Cmd, so every orphan reparented to it belongs to the
 	// group. Only the fallback mechanism needs it; without it the fallback

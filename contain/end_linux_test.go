@@ -227,3 +227,38 @@ func TestFreshLeafAfterKill(t *testing.T) {
 		t.Errorf("leaves reused: %v", leaves)
 	}
 }
+
+func TestUntilEmpty(t *testing.T) {
+	for _, mech := range mechanisms(t) {
+		t.Run(string(mech), func(t *testing.T) {
+			// The daemon outlives the main process and exits by itself.
+			c := Command("sh", "-c", "setsid sh -c 'sleep 0.3' & exit 0")
+			c.Mechanism = mech
+			c.UntilEmpty = true
+			c.AdoptOrphans = true
+			if err := c.Run(); err != nil {
+				t.Fatalf("Run() = %v", err)
+			}
+			r := c.Receipt()
+			if r.Stop.Reason != ReasonEmpty || r.Evidence.Signalled != 0 || !r.StopConfirmed {
+				t.Errorf("reason %q signalled %d confirmed %t; want empty, 0, true", r.Stop.Reason, r.Evidence.Signalled, r.StopConfirmed)
+			}
+			// A daemon that stays is stopped on request.
+			c = Command("sh", "-c", "setsid sleep 1000 & exit 0")
+			c.Mechanism = mech
+			c.UntilEmpty = true
+			c.AdoptOrphans = true
+			c.Grace = 100 * time.Millisecond
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			c.Stop(ReasonRequest)
+			c.Wait()
+			r = c.Receipt()
+			if r.Stop.Reason != ReasonRequest || r.Evidence.Signalled != 1 || !r.StopConfirmed || r.Exit.Code != 0 {
+				t.Errorf("reason %q signalled %d confirmed %t exit %+v; want request, 1, true, 0", r.Stop.Reason, r.Evidence.Signalled, r.StopConfirmed, r.Exit)
+			}
+		})
+	}
+}

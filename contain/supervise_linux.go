@@ -26,6 +26,9 @@ func (c *Cmd) supervise() {
 	case ex := <-c.sys.exitCh:
 		c.sys.exit = &ex
 		reason = ReasonMainExit
+		if c.UntilEmpty {
+			reason = c.waitEmpty(timeout)
+		}
 	case <-timeout:
 		reason = ReasonTimeout
 	case reason = <-c.stopCh:
@@ -33,6 +36,35 @@ func (c *Cmd) supervise() {
 	p := &protocol{c: c, reason: reason, t0: time.Now(), handles: map[identity.Token]*identity.Handle{}}
 	p.run()
 	c.finish(p)
+}
+
+// waitEmpty keeps the group running after the main process exited, until
+// it is empty by itself (ReasonEmpty), the timeout, or a stop request.
+func (c *Cmd) waitEmpty(timeout <-chan time.Time) string {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c.groupEmpty() {
+			return ReasonEmpty
+		}
+		select {
+		case <-timeout:
+			return ReasonTimeout
+		case r := <-c.stopCh:
+			return r
+		case <-tick.C:
+		}
+	}
+}
+
+// groupEmpty reports whether the group has no live member.
+func (c *Cmd) groupEmpty() bool {
+	if c.leaf != nil {
+		empty, err := c.leaf.WaitEmpty(0)
+		return err == nil && empty
+	}
+	p := &protocol{c: c, handles: map[identity.Token]*identity.Handle{}}
+	return len(p.walk()) == 0
 }
 
 // protocol is one run of the stop protocol.
