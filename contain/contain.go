@@ -111,6 +111,10 @@ type Cmd struct {
 	// and return at once (tmux new -d). By default the main process's exit
 	// ends the run and stops what is left.
 	UntilEmpty bool
+	// BeforeStop, if set, is called with the reason once the run's end is
+	// decided and before the stop protocol touches the group (a session
+	// supervisor stops the sessions it owns there first).
+	BeforeStop func(reason string)
 	// AdoptOrphans declares that this program starts no children except
 	// through this Cmd, so every orphan reparented to it belongs to the
 	// group. Only the fallback mechanism needs it; without it the fallback

@@ -33,6 +33,9 @@ func (c *Cmd) supervise() {
 		reason = ReasonTimeout
 	case reason = <-c.stopCh:
 	}
+	if c.BeforeStop != nil {
+		c.BeforeStop(reason)
+	}
 	p := &protocol{c: c, reason: reason, t0: time.Now(), handles: map[identity.Token]*identity.Handle{}}
 	p.run()
 	c.finish(p)
