@@ -47,7 +47,7 @@ func Open(dir string) (*Registry, error) {
 		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
 	}
 	r := &Registry{Dir: dir, uid: os.Getuid()}
-	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "s")} {
+	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
 		if err := r.ensureDir(d); err != nil {
 			return nil, err
 		}
@@ -86,6 +86,18 @@ func (r *Registry) checkDir(d string) error {
 func (r *Registry) recordPath(name string) string {
 	return filepath.Join(r.Dir, "records", name+".json")
 }
+
+// LogPath returns where a session's output is kept (LogPath+".1" holds
+// the previous part once it rotates). Logs outlive the runtime dir.
+func (r *Registry) LogPath(name string) string { return filepath.Join(r.Dir, "logs", name+".log") }
+
+// ReceiptPath returns where a session's stop receipt is kept.
+func (r *Registry) ReceiptPath(name string) string {
+	return filepath.Join(r.Dir, "receipts", name+".json")
+}
+
+// CheckDir applies the registry's safety rules to a directory inside it.
+func (r *Registry) CheckDir(d string) error { return r.checkDir(d) }
 
 // RuntimeDir returns the runtime directory of a session.
 func (r *Registry) RuntimeDir(name string) string { return filepath.Join(r.Dir, "s", name) }

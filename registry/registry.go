@@ -6,7 +6,9 @@
 // symlink, checked on every open):
 //
 //	records/NAME.json   the session's record, written atomically
-//	s/NAME/             the session's runtime dir: tmp/, sock/, log
+//	s/NAME/             the session's runtime dir: tmp/, sock/, spec.json
+//	logs/NAME.log       its output (bounded; NAME.log.1 after rotation)
+//	receipts/NAME.json  its stop receipt
 //
 // A name is claimed by creating s/NAME exclusively; it is free again once
 // the session is stopped and its runtime dir removed.

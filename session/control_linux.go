@@ -1,0 +1,160 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
+)
+
+// Supervisor returns a verified handle to a live session's supervisor, or
+// an error wrapping ErrUnsupervised.
+func Supervisor(rec *registry.Record) (*identity.Handle, error) {
+	tok, err := identity.Parse(rec.Supervisor)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q has no recorded supervisor", ErrUnsupervised, rec.Name)
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: its supervisor is gone (%v); `tether reap` reclaims it", ErrUnsupervised, rec.Name, err)
+	}
+	return h, nil
+}
+
+// Stop asks a session's supervisor to run the stop protocol (grace: 0 for
+// the session's own, negative for none) and waits for it, returning the
+// stop receipt. Sessions the session owns are stopped first, by its
+// supervisor.
+func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Duration) (*receipt.Receipt, error) {
+	rec, err := reg.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	if !rec.Live() {
+		return readReceipt(rec)
+	}
+	h, err := Supervisor(rec)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	req := StopRequest{Reason: "request", GraceMS: grace.Milliseconds()}
+	if grace < 0 {
+		req.GraceMS = -1
+	}
+	b, _ := json.Marshal(req)
+	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(rec.RuntimeDir, "stop.json"), b, 0o600); err != nil {
+		return nil, err
+	}
+	if err := h.Signal(unix.SIGTERM); err != nil && !errors.Is(err, identity.ErrGone) {
+		return nil, err
+	}
+	if !h.WaitExit(wait) {
+		return nil, fmt.Errorf("session: %q: supervisor still stopping after %s", name, wait)
+	}
+	rec, err = reg.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	return readReceipt(rec)
+}
+
+// Wait waits until the session has ended and returns its record.
+func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
+	for {
+		rec, err := reg.Read(name)
+		if err != nil || !rec.Live() {
+			return rec, err
+		}
+		h, err := Supervisor(rec)
+		if err != nil {
+			return rec, err
+		}
+		h.WaitExit(time.Hour)
+		h.Close()
+	}
+}
+
+func readReceipt(rec *registry.Record) (*receipt.Receipt, error) {
+	if rec.Receipt == "" {
+		return nil, fmt.Errorf("session: %q ended without a receipt (%s)", rec.Name, rec.Error)
+	}
+	b, err := os.ReadFile(rec.Receipt)
+	if err != nil {
+		return nil, err
+	}
+	var r receipt.Receipt
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("session: receipt %s: %w", rec.Receipt, err)
+	}
+	return &r, nil
+}
+
+// Family returns the live sessions owned, directly or through others, by
+// the session with supervisor token sup, children before parents.
+func Family(reg *registry.Registry, sup string) []*registry.Record {
+	recs, _ := reg.List()
+	var out []*registry.Record
+	var walk func(tok string)
+	walk = func(tok string) {
+		for _, r := range recs {
+			if r.Live() && r.OwnerToken == tok && r.Supervisor != "" && r.Supervisor != tok {
+				walk(r.Supervisor)
+				out = append(out, r)
+			}
+		}
+	}
+	walk(sup)
+	return out
+}
+
+// stopFamily stops the sessions owned by the supervisor with token sup
+// before that supervisor's own group is stopped, so that nested leaves
+// and supervisors end in order.
+func stopFamily(reg *registry.Registry, sup string) {
+	for _, r := range Family(reg, sup) {
+		Stop(reg, r.Name, 0, 2*time.Minute)
+	}
+}
+
+// admitPool refuses a new member when max live sessions of pool exist,
+// after reclaiming members whose supervisor is provably dead.
+func admitPool(reg *registry.Registry, pool string, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	recs, _ := reg.List()
+	live := 0
+	for _, r := range recs {
+		if r.Pool != pool || !r.Live() {
+			continue
+		}
+		if h, err := Supervisor(r); err == nil {
+			h.Close()
+			live++
+			continue
+		}
+		if r.State == registry.StateStarting && time.Since(r.CreatedAt) < time.Minute {
+			live++ // still starting: its supervisor has not recorded itself yet
+			continue
+		}
+		if err := Reclaim(reg, r); err != nil {
+			live++ // could not prove it gone: it keeps its slot
+		}
+	}
+	if live >= max {
+		return fmt.Errorf("%w: %q has %d live sessions (--max %d)", ErrPoolFull, pool, live, max)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+//go:build !linux
+
+package session
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+)
+
+// Start is not implemented on this system.
+func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// Supervise is not implemented on this system.
+func Supervise(stateDir, name string, ready *os.File) error { return errors.ErrUnsupported }
+
+// Supervisor is not implemented on this system.
+func Supervisor(rec *registry.Record) (*identity.Handle, error) { return nil, errors.ErrUnsupported }
+
+// Stop is not implemented on this system.
+func Stop(reg *registry.Registry, name string, grace, wait time.Duration) (*receipt.Receipt, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// Wait is not implemented on this system.
+func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// Family is not implemented on this system.
+func Family(reg *registry.Registry, sup string) []*registry.Record { return nil }
+
+// Reclaim is not implemented on this system.
+func Reclaim(reg *registry.Registry, rec *registry.Record) error { return errors.ErrUnsupported }
+
+// Status is a record with what is true of it now.
+type Status struct {
+	*registry.Record
+	State string `json:"state"`
+}
+
+// StatusOf returns the record's own state on this system.
+func StatusOf(rec *registry.Record) Status { return Status{Record: rec, State: rec.State} }

@@ -1,0 +1,303 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/registry"
+)
+
+// Start starts a session and returns its record once the command runs
+// (or the reason it could not start, as a *StartError).
+func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
+	if len(o.Argv) == 0 {
+		return nil, errors.New("session: no command")
+	}
+	if o.Name == "" {
+		o.Name = generateName(o.Argv[0])
+	}
+	if err := registry.CheckName(o.Name); err != nil {
+		return nil, err
+	}
+	if o.Until == "" {
+		o.Until = UntilMainExit
+	}
+	if o.Until != UntilMainExit && o.Until != UntilEmpty {
+		return nil, fmt.Errorf("session: --until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
+	}
+	switch o.Profile {
+	case "", "tmux", "playwright":
+	default:
+		return nil, fmt.Errorf("session: --profile %q: want tmux or playwright", o.Profile)
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Dir == "" {
+		o.Dir, _ = os.Getwd()
+	}
+	owner, ownerTok, err := resolveOwner(reg, o.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if o.Pool != "" {
+		if err := admitPool(reg, o.Pool, o.Max); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := reg.Claim(o.Name)
+	if err != nil {
+		return nil, err
+	}
+	env, err := sessionEnv(o, rt)
+	if err != nil {
+		reg.Release(o.Name)
+		return nil, err
+	}
+	spec := Spec{
+		Name: o.Name, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
+		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
+		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
+		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax,
+	}
+	now := time.Now().UTC()
+	rec := &registry.Record{
+		Name: o.Name, State: registry.StateStarting, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
+		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
+		Profile: o.Profile, Until: o.Until, Pool: o.Pool,
+	}
+	if o.TTL > 0 {
+		rec.ExpiresAt = now.Add(o.TTL)
+	}
+	b, _ := json.MarshalIndent(spec, "", "  ")
+	if err := atomicfile.WriteFile(filepath.Join(rt, "spec.json"), b, 0o600); err != nil {
+		reg.Release(o.Name)
+		return nil, err
+	}
+	if err := reg.Write(rec); err != nil {
+		reg.Release(o.Name)
+		return nil, err
+	}
+	if err := launchSupervisor(reg, o, env); err != nil {
+		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting {
+			r.State, r.Error, r.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
+			reg.Write(r)
+			reg.Release(o.Name)
+		}
+		return nil, err
+	}
+	return reg.Read(o.Name)
+}
+
+// launchSupervisor starts `tether __supervise` in a session of its own
+// and waits for its one-line report.
+func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
+	exe := o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	cmd := &exec.Cmd{
+		Path:        exe,
+		Args:        []string{exe, "__supervise", "--state", reg.Dir, o.Name},
+		Env:         env,
+		Dir:         o.Dir,
+		ExtraFiles:  []*os.File{wr},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	wr.Close()
+	if err != nil {
+		return &StartError{Code: 125, Err: fmt.Errorf("session: start supervisor %s: %w", exe, err)}
+	}
+	// Reap the supervisor whenever it exits, so a long-lived caller
+	// collects no zombies.
+	go cmd.Wait()
+	type result struct {
+		b   []byte
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(rd, 1<<16))
+		got <- result{b, err}
+	}()
+	var res result
+	select {
+	case res = <-got:
+	case <-time.After(2 * time.Minute):
+		return &StartError{Code: 125, Err: fmt.Errorf("%w: no report from the supervisor of %q within 2m", ErrSupervisor, o.Name)}
+	}
+	var ready Ready
+	if err := json.Unmarshal(res.b, &ready); err != nil {
+		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q exited without a report (see %s)", ErrSupervisor, o.Name, reg.LogPath(o.Name))}
+	}
+	if !ready.OK {
+		return &StartError{Code: ready.Code, Err: errors.New(ready.Error)}
+	}
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// generateName makes <command>-<8 hex> from the command's base name.
+func generateName(cmd string) string {
+	prefix := unsafeName.ReplaceAllString(filepath.Base(cmd), "_")
+	prefix = strings.Trim(prefix, ".")
+	if len(prefix) > 40 {
+		prefix = prefix[:40]
+	}
+	if prefix == "" {
+		prefix = "session"
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// sessionEnv is the caller's environment with the variables tether owns
+// set to the session's own paths (overriding what the caller passed), and
+// checks the socket paths they imply against AF_UNIX's limit.
+func sessionEnv(o Options, rt string) ([]string, error) {
+	own := map[string]string{
+		"TETHER_SESSION":     o.Name,
+		"TETHER_SESSION_DIR": rt,
+		"TMPDIR":             filepath.Join(rt, "tmp"),
+	}
+	sock := filepath.Join(rt, "sock")
+	var sockets []string
+	switch o.Profile {
+	case "tmux":
+		own["TMUX_TMPDIR"] = sock
+		// tmux listens on $TMUX_TMPDIR/tmux-UID/default.
+		sockets = append(sockets, filepath.Join(sock, "tmux-"+strconv.Itoa(os.Getuid()), "default"))
+	case "playwright":
+		own["PWTEST_SOCKETS_DIR"] = sock
+		own["PWTEST_DAEMON_SESSION_DIR"] = filepath.Join(rt, "pw")
+		if err := os.Mkdir(filepath.Join(rt, "pw"), 0o700); err != nil {
+			return nil, err
+		}
+		// Room for a socket file name of 40 bytes in the sockets dir.
+		sockets = append(sockets, filepath.Join(sock, strings.Repeat("x", 40)))
+	}
+	for _, p := range sockets {
+		if len(p) > maxSocketPath {
+			return nil, fmt.Errorf("%w: %s is %d bytes; AF_UNIX allows %d: use a shorter state directory (XDG_RUNTIME_DIR) or session name", ErrSocketPath, p, len(p), maxSocketPath)
+		}
+	}
+	env := make([]string, 0, len(o.Env)+len(own))
+	for _, kv := range o.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := own[k]; !ok && k != "TETHER_GROUP_MARKER" {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range own {
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// maxSocketPath is the longest path that fits sun_path (108 bytes with
+// its terminating NUL) on Linux.
+const maxSocketPath = 107
+
+// resolveOwner turns an owner spec into (spec, token). The token names the
+// process whose death stops the session.
+func resolveOwner(reg *registry.Registry, spec string) (string, string, error) {
+	if spec == "" {
+		if name, ok := enclosingSession(reg); ok {
+			spec = "session:" + name
+		} else {
+			spec = "parent"
+		}
+	}
+	switch {
+	case spec == "none":
+		return spec, "", nil
+	case spec == "parent":
+		h, err := identity.OpenPID(os.Getppid())
+		if err != nil {
+			return "", "", fmt.Errorf("%w: parent process %d: %v", ErrOwner, os.Getppid(), err)
+		}
+		defer h.Close()
+		return spec, h.Token.String(), nil
+	case strings.HasPrefix(spec, "session:"):
+		name := strings.TrimPrefix(spec, "session:")
+		rec, err := reg.Read(name)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: %s: %v", ErrOwner, spec, err)
+		}
+		tok, err := identity.Parse(rec.Supervisor)
+		if err != nil || !rec.Live() {
+			return "", "", fmt.Errorf("%w: %s is not running", ErrOwner, spec)
+		}
+		h, err := identity.Open(tok)
+		if err != nil {
+			return "", "", fmt.Errorf("%w: %s is unsupervised: %v", ErrOwner, spec, err)
+		}
+		h.Close()
+		return spec, rec.Supervisor, nil
+	}
+	pid, err := strconv.Atoi(spec)
+	if err != nil || pid <= 0 {
+		return "", "", fmt.Errorf("%w: %q: want a PID, parent, session:NAME or none", ErrOwner, spec)
+	}
+	h, err := identity.OpenPID(pid)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: pid %d: %v", ErrOwner, pid, err)
+	}
+	defer h.Close()
+	return spec, h.Token.String(), nil
+}
+
+// enclosingSession finds the live session whose cgroup leaf the caller
+// runs in, from its real cgroup membership (the leaf's path and id), not
+// from environment variables.
+func enclosingSession(reg *registry.Registry) (string, bool) {
+	m, err := cgroup.Mount()
+	if err != nil {
+		return "", false
+	}
+	self, err := cgroup.Self(0)
+	if err != nil || self == "/" {
+		return "", false
+	}
+	dir := filepath.Join(m, self)
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) != nil {
+		return "", false
+	}
+	recs, _ := reg.List()
+	for _, r := range recs {
+		if r.Live() && r.Cgroup != "" && (r.Cgroup == dir || strings.HasPrefix(dir, r.Cgroup+"/")) {
+			var lst syscall.Stat_t
+			if syscall.Stat(r.Cgroup, &lst) == nil && lst.Ino == r.CgroupID {
+				return r.Name, true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,216 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+)
+
+// StopRequest is what `tether stop` leaves in the runtime dir before it
+// signals the supervisor.
+type StopRequest struct {
+	GraceMS int64  `json:"grace_ms"`
+	Reason  string `json:"reason"`
+}
+
+// Supervise runs session name of the registry at stateDir: it is the body
+// of the hidden `tether __supervise` command. ready receives one Ready
+// line once the command runs or could not start. It returns when the
+// session has ended.
+func Supervise(stateDir, name string, ready *os.File) error {
+	report := func(r Ready) {
+		if ready != nil {
+			json.NewEncoder(ready).Encode(r)
+			ready.Close()
+			ready = nil
+		}
+	}
+	defer report(Ready{Error: "supervisor ended without starting the session", Code: 125})
+	reg, err := registry.Open(stateDir)
+	if err != nil {
+		report(Ready{Error: err.Error(), Code: 125})
+		return err
+	}
+	rec, err := reg.Read(name)
+	if err != nil {
+		report(Ready{Error: err.Error(), Code: 125})
+		return err
+	}
+	spec, err := readSpec(reg, rec)
+	if err != nil {
+		return fail(reg, rec, report, err, 125)
+	}
+	var owner *identity.Handle
+	if spec.OwnerToken != "" {
+		tok, err := identity.Parse(spec.OwnerToken)
+		if err == nil {
+			owner, err = identity.Open(tok)
+		}
+		if err != nil {
+			return fail(reg, rec, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125)
+		}
+		defer owner.Close()
+	}
+	self, err := identity.OpenPID(os.Getpid())
+	if err != nil {
+		return fail(reg, rec, report, err, 125)
+	}
+	self.Close()
+	log, err := openLog(reg.LogPath(name), spec.LogMax)
+	if err != nil {
+		return fail(reg, rec, report, err, 125)
+	}
+	defer log.Close()
+
+	c := contain.Command(spec.Argv[0], spec.Argv[1:]...)
+	c.Env, c.Dir = spec.Env, spec.Dir
+	c.Stdout, c.Stderr = log, log
+	c.Grace, c.KillWait = spec.Grace, spec.KillWait
+	c.Mechanism = receipt.Mechanism(spec.Mechanism)
+	c.CgroupParent = spec.CgroupParent
+	c.Limits, c.BestEffortLimits = spec.Limits, spec.BestEffortLimits
+	c.UntilEmpty = spec.Until == UntilEmpty
+	c.Timeout = spec.TTL
+	c.AdoptOrphans = true // the supervisor starts no other children
+	c.BeforeStop = func(string) { stopFamily(reg, self.Token.String()) }
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if err := c.Start(); err != nil {
+		return fail(reg, rec, report, err, contain.StartErrorCode(err))
+	}
+	r := c.Receipt()
+	rec.State, rec.UpdatedAt = registry.StateRunning, time.Now().UTC()
+	rec.Supervisor = self.Token.String()
+	rec.Mechanism = string(r.Mechanism)
+	if r.Main != nil {
+		rec.Main = r.Main.Token
+	}
+	if r.Cgroup != nil {
+		rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
+	}
+	if err := reg.Write(rec); err != nil {
+		c.Kill()
+		c.Wait()
+		return fail(reg, rec, report, err, 125)
+	}
+	report(Ready{OK: true})
+
+	reason := make(chan string, 1)
+	go watch(c, owner, sigs, reg, rec, reason)
+	waitErr := c.Wait()
+	return finish(reg, rec, c, reason, waitErr)
+}
+
+// watch turns owner death and signals into stop requests.
+func watch(c *contain.Cmd, owner *identity.Handle, sigs chan os.Signal, reg *registry.Registry, rec *registry.Record, reason chan<- string) {
+	ownerDied := make(chan struct{})
+	if owner != nil {
+		go func() {
+			for !owner.WaitExit(time.Hour) {
+			}
+			close(ownerDied)
+		}()
+	}
+	stopping := false
+	for {
+		select {
+		case <-ownerDied:
+			ownerDied = nil
+			if !stopping {
+				stopping = true
+				reason <- "owner-exit"
+				c.Stop(contain.ReasonRequest)
+			}
+		case <-sigs:
+			if stopping {
+				c.Kill() // a second request skips the grace
+				continue
+			}
+			stopping = true
+			req := readStopRequest(rec.RuntimeDir)
+			if req.GraceMS != 0 {
+				c.Grace = time.Duration(req.GraceMS) * time.Millisecond
+				if req.GraceMS < 0 {
+					c.Grace = -1
+				}
+			}
+			r := req.Reason
+			if r == "" {
+				r = "request"
+			}
+			reason <- r
+			c.Stop(contain.ReasonRequest)
+		}
+	}
+}
+
+// finish records how the session ended and frees its name once its stop
+// was confirmed.
+func finish(reg *registry.Registry, rec *registry.Record, c *contain.Cmd, reason chan string, waitErr error) error {
+	r := c.Receipt()
+	why := r.Stop.Reason
+	select {
+	case why = <-reason:
+	default:
+		if why == contain.ReasonTimeout {
+			why = "ttl"
+		}
+	}
+	b, _ := r.JSON()
+	rp := reg.ReceiptPath(rec.Name)
+	werr := os.WriteFile(rp, b, 0o600)
+	rec.State, rec.UpdatedAt = registry.StateStopped, time.Now().UTC()
+	rec.StopReason, rec.Exit, rec.Receipt = why, &r.Exit, rp
+	if !r.StopConfirmed {
+		rec.Error = fmt.Sprintf("stop not confirmed: %v", waitErr)
+	}
+	err := errors.Join(werr, reg.Write(rec))
+	if r.StopConfirmed {
+		err = errors.Join(err, reg.Release(rec.Name))
+	}
+	return err
+}
+
+// fail records a session that could not start and reports it.
+func fail(reg *registry.Registry, rec *registry.Record, report func(Ready), err error, code int) error {
+	rec.State, rec.Error, rec.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
+	rec.Exit = &receipt.Exit{Code: code, MainStatus: -1}
+	reg.Write(rec)
+	reg.Release(rec.Name)
+	report(Ready{Error: err.Error(), Code: code})
+	return err
+}
+
+func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
+	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(rec.RuntimeDir, "spec.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s Spec
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Argv) == 0 || s.Name != rec.Name {
+		return nil, fmt.Errorf("session: bad spec for %q: %v", rec.Name, err)
+	}
+	return &s, nil
+}
+
+func readStopRequest(rt string) StopRequest {
+	var req StopRequest
+	if b, err := os.ReadFile(filepath.Join(rt, "stop.json")); err == nil {
+		json.Unmarshal(b, &req)
+	}
+	return req
+}
