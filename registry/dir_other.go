@@ -1,10 +1,10 @@
-//go:build !linux
+//go:build !unix
 
 package registry
 
 import "errors"
 
-// Registry is one user's state directory; Linux only for now.
+// Registry is one user's state directory; not implemented on this system.
 type Registry struct{ Dir string }
 
 // DefaultDir is not implemented on this system.
@@ -12,3 +12,30 @@ func DefaultDir(getenv func(string) string) (string, error) { return "", errors.
 
 // Open is not implemented on this system.
 func Open(dir string) (*Registry, error) { return nil, errors.ErrUnsupported }
+
+// LogPath is not implemented on this system.
+func (r *Registry) LogPath(name string) string { return "" }
+
+// ReceiptPath is not implemented on this system.
+func (r *Registry) ReceiptPath(name string) string { return "" }
+
+// RuntimeDir is not implemented on this system.
+func (r *Registry) RuntimeDir(name string) string { return "" }
+
+// CheckDir is not implemented on this system.
+func (r *Registry) CheckDir(d string) error { return errors.ErrUnsupported }
+
+// Claim is not implemented on this system.
+func (r *Registry) Claim(name string) (string, error) { return "", errors.ErrUnsupported }
+
+// Release is not implemented on this system.
+func (r *Registry) Release(name string) error { return errors.ErrUnsupported }
+
+// Write is not implemented on this system.
+func (r *Registry) Write(rec *Record) error { return errors.ErrUnsupported }
+
+// Read is not implemented on this system.
+func (r *Registry) Read(name string) (*Record, error) { return nil, errors.ErrUnsupported }
+
+// List is not implemented on this system.
+func (r *Registry) List() ([]*Record, []error) { return nil, []error{errors.ErrUnsupported} }

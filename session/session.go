@@ -10,6 +10,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tether-run/tether/registry"
+
 	"github.com/tether-run/tether/limits"
 )
 
@@ -101,3 +103,17 @@ type StartError struct {
 
 func (e *StartError) Error() string { return e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
+
+// Status is a record with what is true of it now.
+type Status struct {
+	*registry.Record
+	// State adds "unsupervised" to the record's states: the record says
+	// live but its supervisor is gone.
+	State       string `json:"state"`
+	Supervised  bool   `json:"supervised"`
+	OwnerAlive  *bool  `json:"owner_alive,omitempty"`
+	AgeMS       int64  `json:"age_ms"`
+	Procs       int    `json:"procs"`
+	MemoryBytes int64  `json:"memory_bytes"` // -1 when the leaf has no memory controller
+	CPUUsec     int64  `json:"cpu_usec"`
+}

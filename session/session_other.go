@@ -39,11 +39,10 @@ func Family(reg *registry.Registry, sup string) []*registry.Record { return nil 
 // Reclaim is not implemented on this system.
 func Reclaim(reg *registry.Registry, rec *registry.Record) error { return errors.ErrUnsupported }
 
-// Status is a record with what is true of it now.
-type Status struct {
-	*registry.Record
-	State string `json:"state"`
+// StatusOf returns the record's own state on this system.
+func StatusOf(rec *registry.Record) Status {
+	return Status{Record: rec, State: rec.State, MemoryBytes: -1}
 }
 
-// StatusOf returns the record's own state on this system.
-func StatusOf(rec *registry.Record) Status { return Status{Record: rec, State: rec.State} }
+// Inside reports false on this system.
+func Inside(rec *registry.Record) bool { return false }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -141,7 +142,9 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 	}
 	got := make(chan result, 1)
 	go func() {
-		b, err := io.ReadAll(io.LimitReader(rd, 1<<16))
+		// One line; a descendant that inherited the pipe by mistake must
+		// not delay the report until it exits.
+		b, err := bufio.NewReader(io.LimitReader(rd, 1<<16)).ReadBytes('\n')
 		got <- result{b, err}
 	}()
 	var res result

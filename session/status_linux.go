@@ -13,20 +13,6 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// Status is a record with what is true of it now.
-type Status struct {
-	*registry.Record
-	// State adds "unsupervised" to the record's states: the record says
-	// live but its supervisor is gone.
-	State       string `json:"state"`
-	Supervised  bool   `json:"supervised"`
-	OwnerAlive  *bool  `json:"owner_alive,omitempty"`
-	AgeMS       int64  `json:"age_ms"`
-	Procs       int    `json:"procs"`
-	MemoryBytes int64  `json:"memory_bytes"` // -1 when the leaf has no memory controller
-	CPUUsec     int64  `json:"cpu_usec"`
-}
-
 // StatusOf reads the live facts of a session: supervisor and owner
 // liveness through verified pidfds, and the leaf's counters (only after
 // checking that the leaf is still the recorded one).
@@ -69,4 +55,22 @@ func StatusOf(rec *registry.Record) Status {
 func sameLeaf(path string, id uint64) bool {
 	var st syscall.Stat_t
 	return syscall.Stat(path, &st) == nil && st.Ino == id
+}
+
+// Inside reports whether the calling process runs inside rec's leaf, by
+// its real cgroup membership.
+func Inside(rec *registry.Record) bool {
+	if rec.Cgroup == "" || !sameLeaf(rec.Cgroup, rec.CgroupID) {
+		return false
+	}
+	m, err := cgroup.Mount()
+	if err != nil {
+		return false
+	}
+	self, err := cgroup.Self(0)
+	if err != nil {
+		return false
+	}
+	dir := filepath.Join(m, self)
+	return dir == rec.Cgroup || strings.HasPrefix(dir, rec.Cgroup+"/")
 }

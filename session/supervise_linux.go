@@ -28,6 +28,11 @@ type StopRequest struct {
 // line once the command runs or could not start. It returns when the
 // session has ended.
 func Supervise(stateDir, name string, ready *os.File) error {
+	if ready != nil {
+		// Inherited without close-on-exec: the session's command must not
+		// hold the report pipe open.
+		syscall.CloseOnExec(int(ready.Fd()))
+	}
 	report := func(r Ready) {
 		if ready != nil {
 			json.NewEncoder(ready).Encode(r)

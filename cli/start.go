@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/session"
+)
+
+type startFlags struct {
+	name, owner, profile, until string
+	ttl, grace, killWait        time.Duration
+	pool                        string
+	max                         int
+	cgroupParent, mechanism     string
+	json                        bool
+	limitFlags
+}
+
+func newStartCmd(e *env) *cobra.Command {
+	var f startFlags
+	cmd := &cobra.Command{
+		Use:   "start [flags] -- COMMAND [ARG...]",
+		Short: "Start a named session that stays reachable after the caller is gone",
+		Long: `Start COMMAND as a detached session under a small supervisor that owns its
+containment, keeps its output in a bounded log, and stops it — with the same
+stop protocol as tether run — when asked (tether stop), when its owner dies,
+when --ttl expires, or when it ends by itself (--until).
+
+The session gets TETHER_SESSION, TETHER_SESSION_DIR and TMPDIR pointing at
+its own runtime dir (outside any scratch), so daemons that put sockets under
+TMPDIR stay reachable after the caller's TMPDIR is deleted. --profile tmux
+sets TMUX_TMPDIR, --profile playwright PWTEST_SOCKETS_DIR and
+PWTEST_DAEMON_SESSION_DIR, to the session's own dirs.
+
+Owner (--owner): a PID, "parent" (the process that ran tether start),
+"session:NAME" (stopping that session stops this one), or "none". The
+default is the session whose cgroup the caller runs in, else "parent".
+
+Prints the session's name. Exit status: 0 when the session runs; 125, 126
+or 127 as for tether run when it could not start; 1 for other failures; 2
+for usage errors.`,
+		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
+  tether start --profile tmux --until empty -- tmux new -d -s work`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("missing COMMAND: usage: tether start [flags] -- COMMAND [ARG...]")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runStart(e, &f, args) },
+	}
+	fl := cmd.Flags()
+	fl.SetInterspersed(false)
+	fl.StringVar(&f.name, "name", "", "session `NAME` ([A-Za-z0-9._-], 1–64; default <command>-<8 hex>)")
+	fl.StringVar(&f.owner, "owner", "", "`OWNER` whose death stops the session: PID, parent, session:NAME or none")
+	fl.StringVar(&f.profile, "profile", "", "environment for a known daemon: tmux or playwright")
+	fl.StringVar(&f.until, "until", session.UntilMainExit, "when the session ends by itself: main-exit, or empty (for commands that daemonize)")
+	fl.DurationVar(&f.ttl, "ttl", 0, "stop the session after this long (0: never)")
+	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM when the session is stopped")
+	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
+	fl.StringVar(&f.pool, "pool", "", "pool `NAME` the session belongs to (with --max)")
+	fl.IntVar(&f.max, "max", 0, "with --pool: refuse when N live sessions of the pool exist (dead ones are reclaimed first)")
+	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
+	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment: auto, cgroup or fallback")
+	fl.BoolVar(&f.json, "json", false, "print the session's record as JSON")
+	f.limitFlags.register(fl)
+	return cmd
+}
+
+func runStart(e *env, f *startFlags, args []string) error {
+	spec, err := f.budget()
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	if f.max < 0 || (f.max > 0 && f.pool == "") {
+		return exit(ExitUsage, errors.New("--max needs --pool and a positive number"))
+	}
+	mech := f.mechanism
+	if mech == "auto" {
+		mech = ""
+	} else if mech != "cgroup" && mech != "fallback" {
+		return exit(ExitUsage, fmt.Errorf("--mechanism %q: want auto, cgroup or fallback", f.mechanism))
+	}
+	if f.cgroupParent == "" {
+		f.cgroupParent = e.getenv("TETHER_CGROUP_PARENT")
+	}
+	if err := f.admit(); err != nil {
+		return exit(ExitTether, err)
+	}
+	reg, err := openRegistry(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	o := session.Options{
+		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
+		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: mech,
+		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
+	}
+	if f.grace == 0 {
+		o.Grace = -1
+	}
+	rec, err := session.Start(reg, o)
+	if err != nil {
+		var se *session.StartError
+		switch {
+		case errors.As(err, &se) && se.Code != 0:
+			return exit(se.Code, err)
+		case errors.Is(err, registry.ErrBadName):
+			return exit(ExitUsage, err)
+		}
+		return exit(ExitFailure, err)
+	}
+	if f.json {
+		return printJSON(e, session.StatusOf(rec))
+	}
+	fmt.Fprintln(e.stdout, rec.Name)
+	return nil
+}
+
+// supervise is the hidden command the supervisor runs as.
+func newSuperviseCmd(e *env) *cobra.Command {
+	var state string
+	cmd := &cobra.Command{
+		Use:    "__supervise --state DIR NAME",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ready := os.NewFile(3, "ready")
+			if err := session.Supervise(state, args[0], ready); err != nil {
+				return exit(ExitFailure, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&state, "state", "", "registry state directory")
+	return cmd
+}

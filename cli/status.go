@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/session"
+)
+
+func newStatusCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status NAME [--json]",
+		Short: "Show one session",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := openRegistry(e)
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			rec, err := reg.Read(args[0])
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			s := session.StatusOf(rec)
+			if asJSON {
+				return printJSON(e, s)
+			}
+			w := e.stdout
+			fmt.Fprintf(w, "name:       %s\nstate:      %s\ncommand:    %q\n", s.Name, s.State, s.Argv)
+			fmt.Fprintf(w, "owner:      %s", s.Owner)
+			if s.OwnerAlive != nil {
+				fmt.Fprintf(w, " (alive: %t)", *s.OwnerAlive)
+			}
+			fmt.Fprintf(w, "\nage:        %s\nmechanism:  %s\ncgroup:     %s\nprocs:      %d\ncpu:        %.2fs\n",
+				(time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second), s.Mechanism, s.Cgroup, s.Procs, float64(s.CPUUsec)/1e6)
+			fmt.Fprintf(w, "runtime:    %s\nlog:        %s\n", s.RuntimeDir, s.Log)
+			if s.StopReason != "" {
+				fmt.Fprintf(w, "stopped:    %s, exit %d\nreceipt:    %s\n", s.StopReason, s.Exit.Code, s.Receipt)
+			}
+			if s.Error != "" {
+				fmt.Fprintf(w, "error:      %s\n", s.Error)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
