@@ -202,8 +202,11 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 		if err := os.Mkdir(filepath.Join(rt, "pw"), 0o700); err != nil {
 			return nil, err
 		}
-		// Room for a socket file name of 40 bytes in the sockets dir.
-		sockets = append(sockets, filepath.Join(sock, strings.Repeat("x", 40)))
+		// Playwright refuses a sockets dir over 75 bytes: it appends
+		// cli/<16 hex>-<session>.sock and keeps to the 103-byte BSD limit.
+		if len(sock) > 75 {
+			return nil, fmt.Errorf("%w: PWTEST_SOCKETS_DIR %s is %d bytes; Playwright allows 75: use a shorter state directory (XDG_RUNTIME_DIR) or session name", ErrSocketPath, sock, len(sock))
+		}
 	}
 	for _, p := range sockets {
 		if len(p) > maxSocketPath {

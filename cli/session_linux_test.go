@@ -1,0 +1,360 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/session"
+)
+
+// stateEnv gives a test its own registry: XDG_RUNTIME_DIR in a private
+// temp dir. Cleanup stops whatever the test left running.
+func stateEnv(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	t.Cleanup(func() {
+		reg, err := registry.Open(filepath.Join(dir, "tether"))
+		if err != nil {
+			return
+		}
+		recs, _ := reg.List()
+		for _, r := range recs {
+			if r.Live() {
+				if _, err := session.Stop(reg, r.Name, -1, time.Minute); err != nil {
+					session.Reclaim(reg, r)
+				}
+			}
+		}
+	})
+	return dir
+}
+
+// tetherIn runs tether with XDG_RUNTIME_DIR=xdg and extra environment.
+func tetherIn(t *testing.T, xdg string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd, stdout, stderr := tetherCmd(t, args...)
+	cmd.Env = append(append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg), env...)
+	code := wait(t, cmd)
+	return code, stdout.String(), stderr.String()
+}
+
+func statusOf(t *testing.T, xdg, name string) session.Status {
+	t.Helper()
+	code, out, stderr := tetherIn(t, xdg, nil, "status", "--json", name)
+	if code != 0 {
+		t.Fatalf("tether status %s = %d: %s", name, code, stderr)
+	}
+	var s session.Status
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("status JSON: %v\n%s", err, out)
+	}
+	return s
+}
+
+// awaitState polls the session's state (the supervisor acts within a
+// second; the bound here is generous and not a timing assertion).
+func awaitState(t *testing.T, xdg, name, want string) (session.Status, time.Duration) {
+	t.Helper()
+	t0 := time.Now()
+	reg, err := registry.Open(filepath.Join(xdg, "tether"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for time.Since(t0) < 20*time.Second {
+		if rec, err := reg.Read(name); err == nil {
+			if s := session.StatusOf(rec); s.State == want {
+				return s, time.Since(t0)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s := statusOf(t, xdg, name)
+	t.Fatalf("session %s state = %s, want %s", name, s.State, want)
+	return s, 0
+}
+
+func mustStart(t *testing.T, xdg string, env []string, args ...string) string {
+	t.Helper()
+	code, out, stderr := tetherIn(t, xdg, env, append([]string{"start"}, args...)...)
+	if code != 0 {
+		t.Fatalf("tether start %s = %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return strings.TrimSpace(out)
+}
+
+// TestSessionTmuxOutlivesScratch: a tmux server started in a session with
+// a scratch TMPDIR stays listed and reachable after the scratch is
+// deleted, and tether stop leaves no tmux process.
+func TestSessionTmuxOutlivesScratch(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skipf("tmux not installed: %v", err)
+	}
+	xdg := stateEnv(t)
+	scratch, _ := os.MkdirTemp("", "scratch-")
+	name := mustStart(t, xdg, []string{"TMPDIR=" + scratch}, "--name", "tm", "--profile", "tmux", "--until", "empty", "--",
+		"tmux", "-f", "/dev/null", "new-session", "-d", "-s", "work", "sleep 1000")
+	os.RemoveAll(scratch)
+	s, _ := awaitState(t, xdg, name, registry.StateRunning)
+	var err error
+	// tether start returns once the command runs; the tmux client may
+	// still be creating its server.
+	var out []byte
+	for range 200 {
+		tm := exec.Command("tmux", "ls")
+		tm.Env = append(os.Environ(), "TMUX_TMPDIR="+filepath.Join(s.RuntimeDir, "sock"))
+		if out, err = tm.CombinedOutput(); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if !strings.Contains(string(out), "work:") {
+		t.Errorf("tmux ls through the session's TMUX_TMPDIR = %q, %v; want the work session", out, err)
+	}
+	if s := statusOf(t, xdg, name); s.Procs < 2 {
+		t.Errorf("procs = %d, want the tmux server and its sleep", s.Procs)
+	}
+	code, stopOut, stderr := tetherIn(t, xdg, nil, "stop", "--json", name)
+	if code != 0 {
+		t.Fatalf("tether stop = %d: %s", code, stderr)
+	}
+	var doc struct {
+		Receipts []struct {
+			StopConfirmed bool `json:"stop_confirmed"`
+			Evidence      struct {
+				MembersSeen int `json:"members_seen"`
+			} `json:"evidence"`
+		} `json:"receipts"`
+	}
+	if err := json.Unmarshal([]byte(stopOut), &doc); err != nil || len(doc.Receipts) != 1 || !doc.Receipts[0].StopConfirmed || doc.Receipts[0].Evidence.MembersSeen < 2 {
+		t.Errorf("stop receipts = %s (%v)", stopOut, err)
+	}
+	assertNoSurvivors(t)
+	if _, err := os.Stat(s.RuntimeDir); !os.IsNotExist(err) {
+		t.Errorf("runtime dir %s still exists after a confirmed stop", s.RuntimeDir)
+	}
+}
+
+func TestSessionEnvironmentAndLogs(t *testing.T) {
+	xdg := stateEnv(t)
+	name := mustStart(t, xdg, []string{"TMPDIR=/caller/scratch", "TETHER_SESSION=forged"}, "--name", "env", "--",
+		"sh", "-c", `echo "session=$TETHER_SESSION dir=$TETHER_SESSION_DIR tmp=$TMPDIR"; echo err >&2; exit 3`)
+	code, _, _ := tetherIn(t, xdg, nil, "wait", name)
+	if code != 3 {
+		t.Errorf("tether wait = %d, want the session's exit code 3", code)
+	}
+	s := statusOf(t, xdg, name)
+	_, logs, _ := tetherIn(t, xdg, nil, "logs", name)
+	want := "session=env dir=" + s.RuntimeDir + " tmp=" + filepath.Join(s.RuntimeDir, "tmp")
+	if !strings.Contains(logs, want) || !strings.Contains(logs, "err") {
+		t.Errorf("logs = %q, want %q and stderr", logs, want)
+	}
+	if s.State != registry.StateStopped || s.StopReason != "main-exit" || s.Exit == nil || s.Exit.Code != 3 {
+		t.Errorf("status = %+v", s)
+	}
+}
+
+func TestSessionOwnerDeath(t *testing.T) {
+	xdg := stateEnv(t)
+	owner := exec.Command("sleep", "1000")
+	if err := startCmd(owner); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Process.Kill()
+	name := mustStart(t, xdg, nil, "--owner", strconv.Itoa(owner.Process.Pid), "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+	s := statusOf(t, xdg, name)
+	if s.OwnerAlive == nil || !*s.OwnerAlive || s.State != registry.StateRunning {
+		t.Fatalf("status = %+v, want running with a live owner", s)
+	}
+	owner.Process.Signal(syscall.SIGKILL)
+	owner.Wait()
+	s, took := awaitState(t, xdg, name, registry.StateStopped)
+	t.Logf("stopped %v after the owner was killed", took)
+	if s.StopReason != "owner-exit" {
+		t.Errorf("stop_reason = %q, want owner-exit", s.StopReason)
+	}
+	r, _ := readReceipt(t, s.Receipt)
+	if !r.StopConfirmed || r.Evidence.MembersSeen < 2 {
+		t.Errorf("receipt confirmed %t members %d", r.StopConfirmed, r.Evidence.MembersSeen)
+	}
+	assertNoSurvivors(t)
+}
+
+func TestSessionFamily(t *testing.T) {
+	xdg := stateEnv(t)
+	parent := mustStart(t, xdg, nil, "--name", "parent", "--owner", "none", "--", "sleep", "1000")
+	child := mustStart(t, xdg, nil, "--name", "child", "--owner", "session:parent", "--", "sleep", "1000")
+	grand := mustStart(t, xdg, nil, "--name", "grand", "--owner", "session:child", "--", "sleep", "1000")
+	if code, _, stderr := tetherIn(t, xdg, nil, "stop", parent); code != 0 {
+		t.Fatalf("stop parent = %d: %s", code, stderr)
+	}
+	for _, n := range []string{child, grand} {
+		if s := statusOf(t, xdg, n); s.State != registry.StateStopped {
+			t.Errorf("%s state = %s after its owner's stop, want stopped", n, s.State)
+		}
+	}
+	assertNoSurvivors(t)
+}
+
+// TestSessionDefaultOwnerFromCgroup: tether start run inside a session's
+// leaf gets that session as owner, from its real cgroup membership.
+func TestSessionDefaultOwnerFromCgroup(t *testing.T) {
+	cgroupParent(t)
+	xdg := stateEnv(t)
+	exe, _ := os.Executable()
+	outer := mustStart(t, xdg, []string{"TETHER_EXE=" + exe}, "--name", "outer", "--owner", "none", "--",
+		"sh", "-c", `"$TETHER_EXE" start --name inner -- sleep 1000 >/dev/null; sleep 1000`)
+	s, _ := awaitState(t, xdg, "inner", registry.StateRunning)
+	if s.Owner != "session:"+outer {
+		t.Errorf("inner owner = %q, want session:%s", s.Owner, outer)
+	}
+	tetherIn(t, xdg, nil, "stop", outer)
+	if s := statusOf(t, xdg, "inner"); s.State != registry.StateStopped {
+		t.Errorf("inner state = %s after outer stopped", s.State)
+	}
+	assertNoSurvivors(t)
+}
+
+// TestSessionSupervisorKilled: with its supervisor SIGKILLed, the workload
+// stays contained in its leaf and ls marks the session unsupervised.
+func TestSessionSupervisorKilled(t *testing.T) {
+	cgroupParent(t)
+	xdg := stateEnv(t)
+	name := mustStart(t, xdg, nil, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+	s := statusOf(t, xdg, name)
+	tok, err := identity.Parse(s.Supervisor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Signal(syscall.SIGKILL)
+	h.WaitExit(10 * time.Second)
+	h.Close()
+	s = statusOf(t, xdg, name)
+	if s.State != "unsupervised" || s.Procs < 2 {
+		t.Errorf("after SIGKILL of the supervisor: state %s procs %d; want unsupervised with its 2+ members still in the leaf", s.State, s.Procs)
+	}
+	_, out, _ := tetherIn(t, xdg, nil, "ls")
+	if !strings.Contains(out, "unsupervised") {
+		t.Errorf("tether ls = %q, want unsupervised", out)
+	}
+	code, _, stderr := tetherIn(t, xdg, nil, "stop", name)
+	if code != 1 || !strings.Contains(stderr, "unsupervised") {
+		t.Errorf("tether stop of an unsupervised session = %d, %q; want 1 and a pointer to reap", code, stderr)
+	}
+	reg, _ := registry.Open(filepath.Join(xdg, "tether"))
+	rec, _ := reg.Read(name)
+	if err := session.Reclaim(reg, rec); err != nil {
+		t.Errorf("Reclaim = %v", err)
+	}
+	assertNoSurvivors(t)
+}
+
+func TestSessionPool(t *testing.T) {
+	cgroupParent(t)
+	xdg := stateEnv(t)
+	first := mustStart(t, xdg, nil, "--pool", "p", "--max", "1", "--owner", "none", "--", "sleep", "1000")
+	code, _, stderr := tetherIn(t, xdg, nil, "start", "--pool", "p", "--max", "1", "--owner", "none", "--", "sleep", "1000")
+	if code != 1 || !strings.Contains(stderr, "pool is full") {
+		t.Errorf("second member = %d, %q; want 1, pool is full", code, stderr)
+	}
+	// A member whose supervisor died is reclaimed, freeing its slot.
+	s := statusOf(t, xdg, first)
+	tok, _ := identity.Parse(s.Supervisor)
+	h, err := identity.Open(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Signal(syscall.SIGKILL)
+	h.WaitExit(10 * time.Second)
+	h.Close()
+	mustStart(t, xdg, nil, "--pool", "p", "--max", "1", "--owner", "none", "--", "sleep", "1000")
+	if s := statusOf(t, xdg, first); s.State != registry.StateStopped || s.StopReason != "reclaimed" {
+		t.Errorf("dead member: %s/%s, want stopped/reclaimed", s.State, s.StopReason)
+	}
+	tetherIn(t, xdg, nil, "stop", "--all")
+	assertNoSurvivors(t)
+}
+
+func TestSessionBadInput(t *testing.T) {
+	xdg := stateEnv(t)
+	mustStart(t, xdg, nil, "--name", "dup", "--owner", "none", "--", "sleep", "1000")
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 80))
+	os.MkdirAll(long, 0o700)
+	wide := t.TempDir()
+	os.Chmod(wide, 0o700)
+	os.Mkdir(filepath.Join(wide, "tether"), 0o700)
+	os.Chmod(filepath.Join(wide, "tether"), 0o777)
+	linked := t.TempDir()
+	os.Chmod(linked, 0o700)
+	os.Symlink(t.TempDir(), filepath.Join(linked, "tether"))
+	gone := exec.Command("true")
+	startCmd(gone)
+	gone.Wait()
+	tests := []struct {
+		name string
+		xdg  string
+		args []string
+		code int
+		want string
+	}{
+		{"duplicate name", xdg, []string{"--name", "dup"}, 1, "name in use"},
+		{"bad name", xdg, []string{"--name", "a/b"}, 2, "bad session name"},
+		{"owner does not exist", xdg, []string{"--owner", "999999999"}, 1, "owner"},
+		{"owner exited", xdg, []string{"--owner", strconv.Itoa(gone.Process.Pid)}, 1, "owner"},
+		{"bad owner spec", xdg, []string{"--owner", "someone"}, 1, "owner"},
+		{"unknown profile", xdg, []string{"--profile", "emacs"}, 1, "profile"},
+		{"bad until", xdg, []string{"--until", "never"}, 1, "until"},
+		{"world-writable state dir", wide, nil, 1, "mode"},
+		{"symlinked state dir", linked, nil, 1, "symlink"},
+		{"socket path too long", long, []string{"--profile", "tmux"}, 1, "AF_UNIX"},
+		{"max without pool", xdg, []string{"--max", "2"}, 2, "--pool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			started := filepath.Join(t.TempDir(), "started")
+			args := append(append([]string{"start"}, tt.args...), "--", "touch", started)
+			code, _, stderr := tetherIn(t, tt.xdg, nil, args...)
+			if code != tt.code || !strings.HasPrefix(stderr, "tether: ") || !strings.Contains(stderr, tt.want) {
+				t.Errorf("tether start %s = %d, %q; want %d and %q", strings.Join(tt.args, " "), code, stderr, tt.code, tt.want)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if exists(started) {
+				t.Error("the command ran")
+			}
+		})
+	}
+	// Nothing half-created by the refusals.
+	reg, _ := registry.Open(filepath.Join(long, "tether"))
+	if recs, _ := reg.List(); len(recs) != 0 {
+		t.Errorf("records after a refused start: %v", recs)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(long, "tether", "s")); len(ents) != 0 {
+		t.Errorf("runtime dirs after a refused start: %v", ents)
+	}
+	if needRootOK() {
+		other := t.TempDir()
+		os.Chown(other, nobodyUID, nobodyUID)
+		os.Chmod(other, 0o700)
+		os.Mkdir(filepath.Join(other, "tether"), 0o700)
+		os.Chown(filepath.Join(other, "tether"), nobodyUID, nobodyUID)
+		code, _, stderr := tetherIn(t, other, nil, "start", "--", "true")
+		if code != 1 || !strings.Contains(stderr, "owned by uid") {
+			t.Errorf("state dir of another user = %d, %q", code, stderr)
+		}
+	}
+}
+
+func needRootOK() bool { return os.Getuid() == 0 }
