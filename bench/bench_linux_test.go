@@ -1,10 +1,14 @@
 package bench
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +34,11 @@ func median(d []time.Duration) float64 {
 func build(b *testing.B, pkg string) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), filepath.Base(pkg))
-	out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+	// Static, as README builds it: pflag imports net, which would link
+	// libc and the dynamic loader (~1 ms per start, ~1.5 MB per process).
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
@@ -197,4 +205,68 @@ func BenchmarkLimitsCost(b *testing.B) {
 	b.ReportMetric(median(got[0]), "plain-ms")
 	b.ReportMetric(median(got[1]), "limited-ms")
 	b.ReportMetric(median(got[1])/median(got[0]), "ratio")
+}
+
+// BenchmarkSupervisorRSS starts 1, 10 and 50 sessions of `sleep 1000`
+// and reports the median resident (RSS) and proportional (PSS: shared
+// pages divided among their users) memory of their supervisors.
+func BenchmarkSupervisorRSS(b *testing.B) {
+	bin := build(b, "../cmd/tether")
+	for _, n := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			var rss, pss []time.Duration // KB, reusing median()
+			for range b.N {
+				r, p := supervisorsMemory(b, bin, n)
+				rss, pss = append(rss, r...), append(pss, p...)
+			}
+			b.ReportMetric(median(rss)*float64(time.Millisecond)/1024, "rss-MB")
+			b.ReportMetric(median(pss)*float64(time.Millisecond)/1024, "pss-MB")
+		})
+	}
+}
+
+func supervisorsMemory(b *testing.B, bin string, n int) (rss, pss []time.Duration) {
+	xdg := b.TempDir()
+	os.Chmod(xdg, 0o700)
+	env := append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
+	run := func(args ...string) string {
+		c := exec.Command(bin, args...)
+		c.Env = env
+		out, err := c.Output()
+		if err != nil {
+			b.Fatalf("tether %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	defer run("stop", "--all", "--grace", "0")
+	for range n {
+		run("start", "--owner", "none", "--", "sleep", "1000")
+	}
+	time.Sleep(500 * time.Millisecond)
+	var doc struct {
+		Sessions []struct {
+			Supervisor string `json:"supervisor"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(run("ls", "--json")), &doc); err != nil || len(doc.Sessions) != n {
+		b.Fatalf("ls: %v, %d sessions", err, len(doc.Sessions))
+	}
+	for _, s := range doc.Sessions {
+		pid := strings.Split(s.Supervisor, ":")[2]
+		st, _ := os.ReadFile("/proc/" + pid + "/status")
+		sm, _ := os.ReadFile("/proc/" + pid + "/smaps_rollup")
+		rss = append(rss, time.Duration(kb(string(st), "VmRSS:")))
+		pss = append(pss, time.Duration(kb(string(sm), "Pss:")))
+	}
+	return rss, pss
+}
+
+func kb(s, key string) int64 {
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
