@@ -300,6 +300,8 @@ func TestSessionBadInput(t *testing.T) {
 	linked := t.TempDir()
 	os.Chmod(linked, 0o700)
 	os.Symlink(t.TempDir(), filepath.Join(linked, "tether"))
+	// A symlink where a session's runtime dir would go.
+	os.Symlink(t.TempDir(), filepath.Join(xdg, "tether", "s", "linked"))
 	gone := exec.Command("true")
 	startCmd(gone)
 	gone.Wait()
@@ -319,6 +321,7 @@ func TestSessionBadInput(t *testing.T) {
 		{"bad until", xdg, []string{"--until", "never"}, 1, "until"},
 		{"world-writable state dir", wide, nil, 1, "mode"},
 		{"symlinked state dir", linked, nil, 1, "symlink"},
+		{"symlinked runtime dir", xdg, []string{"--name", "linked"}, 1, "symlink"},
 		{"socket path too long", long, []string{"--profile", "tmux"}, 1, "AF_UNIX"},
 		{"max without pool", xdg, []string{"--max", "2"}, 2, "--pool"},
 	}

@@ -112,6 +112,9 @@ func (r *Registry) Claim(name string) (string, error) {
 	}
 	d := r.RuntimeDir(name)
 	if err := os.Mkdir(d, 0o700); err != nil {
+		if cerr := r.checkDir(d); errors.Is(err, os.ErrExist) && cerr != nil {
+			return "", cerr // a symlink or another user's directory in its place
+		}
 		if errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("%w: %q (runtime dir %s exists; stop it first, or choose another name)", ErrExists, name, d)
 		}

@@ -141,6 +141,12 @@ func admitPool(reg *registry.Registry, pool string, max int) error {
 			continue
 		}
 		if h, err := Supervisor(r); err == nil {
+			// A member whose owner is provably dead is being stopped by
+			// its supervisor (within a second): give it that moment.
+			if ownerDead(r) && h.WaitExit(5*time.Second) {
+				h.Close()
+				continue
+			}
 			h.Close()
 			live++
 			continue
@@ -157,4 +163,18 @@ func admitPool(reg *registry.Registry, pool string, max int) error {
 		return fmt.Errorf("%w: %q has %d live sessions (--max %d)", ErrPoolFull, pool, live, max)
 	}
 	return nil
+}
+
+// ownerDead reports whether a session's recorded owner is provably gone.
+func ownerDead(r *registry.Record) bool {
+	tok, err := identity.Parse(r.OwnerToken)
+	if err != nil {
+		return false
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		return errors.Is(err, identity.ErrGone) || errors.Is(err, identity.ErrMismatch)
+	}
+	h.Close()
+	return false
 }
