@@ -126,16 +126,7 @@ func (l *Leaf) write(file, data string) error {
 	if dirfd < 0 {
 		return ErrClosed
 	}
-	path := filepath.Join(l.Path, file)
-	fd, err := unix.Openat(dirfd, file, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	if _, err := unix.Write(fd, []byte(data)); err != nil {
-		return fmt.Errorf("cgroup: write %q: %w", data, &os.PathError{Op: "write", Path: path, Err: err})
-	}
-	return nil
+	return writeFileAt(dirfd, file, filepath.Join(l.Path, file), data)
 }
 
 // Procs returns the pids in the leaf (cgroup.procs).

@@ -134,8 +134,12 @@ func ThreadV1(tid int) (map[string]string, error) {
 	return out, nil
 }
 
-func writeFile(path, data string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+func writeFile(path, data string) error { return writeFileAt(unix.AT_FDCWD, path, path, data) }
+
+// writeFileAt writes data to name relative to dirfd in one write(2), as
+// cgroup files require; path names it in errors.
+func writeFileAt(dirfd int, name, path, data string) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -230,19 +230,8 @@ func TestSessionSupervisorKilled(t *testing.T) {
 	cgroupParent(t)
 	xdg := stateEnv(t)
 	name := mustStart(t, xdg, nil, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+	killSupervisor(t, xdg, name)
 	s := statusOf(t, xdg, name)
-	tok, err := identity.Parse(s.Supervisor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := identity.Open(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Signal(syscall.SIGKILL)
-	h.WaitExit(10 * time.Second)
-	h.Close()
-	s = statusOf(t, xdg, name)
 	if s.State != "unsupervised" || s.Procs < 2 {
 		t.Errorf("after SIGKILL of the supervisor: state %s procs %d; want unsupervised with its 2+ members still in the leaf", s.State, s.Procs)
 	}
@@ -262,6 +251,22 @@ func TestSessionSupervisorKilled(t *testing.T) {
 	assertNoSurvivors(t)
 }
 
+// killSupervisor SIGKILLs a session's supervisor through a verified pidfd.
+func killSupervisor(t *testing.T, xdg, name string) {
+	t.Helper()
+	tok, err := identity.Parse(statusOf(t, xdg, name).Supervisor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.Signal(syscall.SIGKILL)
+	h.WaitExit(10 * time.Second)
+}
+
 func TestSessionPool(t *testing.T) {
 	cgroupParent(t)
 	xdg := stateEnv(t)
@@ -271,15 +276,7 @@ func TestSessionPool(t *testing.T) {
 		t.Errorf("second member = %d, %q; want 1, pool is full", code, stderr)
 	}
 	// A member whose supervisor died is reclaimed, freeing its slot.
-	s := statusOf(t, xdg, first)
-	tok, _ := identity.Parse(s.Supervisor)
-	h, err := identity.Open(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Signal(syscall.SIGKILL)
-	h.WaitExit(10 * time.Second)
-	h.Close()
+	killSupervisor(t, xdg, first)
 	mustStart(t, xdg, nil, "--pool", "p", "--max", "1", "--owner", "none", "--", "sleep", "1000")
 	if s := statusOf(t, xdg, first); s.State != registry.StateStopped || s.StopReason != "reclaimed" {
 		t.Errorf("dead member: %s/%s, want stopped/reclaimed", s.State, s.StopReason)
