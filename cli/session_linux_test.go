@@ -217,7 +217,30 @@ func TestSessionDefaultOwnerFromCgroup(t *testing.T) {
 	if s.Owner != "session:"+outer {
 		t.Errorf("inner owner = %q, want session:%s", s.Owner, outer)
 	}
-	tetherIn(t, xdg, nil, "stop", outer)
+	// tether ls run inside the outer session's leaf shows its family only.
+	mustStart(t, xdg, nil, "--name", "other", "--owner", "none", "--", "sleep", "1000")
+	leaf := statusOf(t, xdg, outer).Cgroup
+	fd, err := syscall.Open(leaf, syscall.O_DIRECTORY|syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, lsOut, _ := tetherCmd(t, "ls", "--json")
+	ls.Env = append(withoutEnv(ls.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg, "TETHER_SESSION="+outer)
+	ls.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	code := wait(t, ls)
+	syscall.Close(fd)
+	var doc struct {
+		Sessions []struct{ Name string } `json:"sessions"`
+	}
+	json.Unmarshal(lsOut.Bytes(), &doc)
+	var names []string
+	for _, x := range doc.Sessions {
+		names = append(names, x.Name)
+	}
+	if code != 0 || strings.Join(names, ",") != "inner,outer" {
+		t.Errorf("tether ls inside %s = %d, %v; want its family [inner outer]", outer, code, names)
+	}
+	tetherIn(t, xdg, nil, "stop", outer, "other")
 	if s := statusOf(t, xdg, "inner"); s.State != registry.StateStopped {
 		t.Errorf("inner state = %s after outer stopped", s.State)
 	}
