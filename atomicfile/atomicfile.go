@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tether-run/tether/internal/crash"
 )
 
 // WriteFile writes data to a temporary file in the same directory as
@@ -36,6 +38,7 @@ func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
+	crash.Point("atomic-before-rename")
 	if err = os.Rename(tmp, filename); err != nil {
 		return err
 	}

@@ -6,8 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +36,20 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asTetherEnv) == "1" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(leakcheck.Main(m))
+	// The tests' own state directory: runs write records, and a record
+	// left behind is a run that was not confirmed stopped.
+	xdg, err := os.MkdirTemp("", "tether-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", xdg)
+	code := leakcheck.Main(m)
+	if recs, _ := filepath.Glob(filepath.Join(xdg, "tether", "records", "run-*.json")); len(recs) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d run records left behind (runs not confirmed stopped): %v\n", len(recs), recs)
+		code = 1
+	}
+	os.RemoveAll(xdg)
+	os.Exit(code)
 }
 
 // markers holds the marker of each test that started tether.

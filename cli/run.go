@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/session"
 )
 
 type runFlags struct {
@@ -155,10 +156,13 @@ func runRun(e *env, f *runFlags, args []string) error {
 	c.Limits = spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
 
+	track := trackRun(e, f, args)
+	c.Prepared, c.Started, c.BeforeStop = track.Prepared, track.Started, track.Stopping
 	sigs := newSignalLog(c)
 	defer sigs.close()
 	if err := c.Start(); err != nil {
 		r := c.Receipt()
+		track.Finish(r, err)
 		werr := writeReceipt(e, f.receipt, r)
 		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
 	}
@@ -180,6 +184,9 @@ func runRun(e *env, f *runFlags, args []string) error {
 	waitErr := c.Wait()
 	sigs.close()
 	r := c.Receipt()
+	if err := track.Finish(r, waitErr); err != nil {
+		e.warnf("run record %s: %v", track.Name(), err)
+	}
 	r.SignalsReceived = sigs.list()
 	code := r.Exit.Code
 	// A run tether was signalled to end exits 128+n even when the main
@@ -335,4 +342,23 @@ func (s *signalLog) first() syscall.Signal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sig1
+}
+
+// trackRun writes the run's registry record, so that `tether reap` can
+// recover the run if tether dies. Without a usable state directory the run
+// goes on without one, and says so.
+func trackRun(e *env, f *runFlags, args []string) *session.RunTracker {
+	reg, err := openRegistry(e)
+	var t *session.RunTracker
+	if err == nil {
+		cwd, _ := os.Getwd()
+		t, err = session.TrackRun(reg, args, cwd)
+	}
+	if err != nil {
+		if !f.quiet {
+			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
+		}
+		return nil
+	}
+	return t
 }

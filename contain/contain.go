@@ -111,6 +111,13 @@ type Cmd struct {
 	// and return at once (tmux new -d). By default the main process's exit
 	// ends the run and stops what is left.
 	UntilEmpty bool
+	// Prepared, if set, is called once the containment exists (leaf
+	// created, limits written) and before the command is spawned, with the
+	// receipt so far; an error aborts the start. Records written here
+	// survive a crash at any later point.
+	Prepared func(r *receipt.Receipt) error
+	// Started, if set, is called once the command runs and is identified.
+	Started func(r *receipt.Receipt)
 	// BeforeStop, if set, is called with the reason once the run's end is
 	// decided and before the stop protocol touches the group (a session
 	// supervisor stops the sessions it owns there first).

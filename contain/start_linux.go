@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/crash"
+
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/limits"
@@ -94,18 +96,30 @@ func (c *Cmd) start() (err error) {
 	if err := subreaper(); err != nil {
 		return err
 	}
+	crash.Point("before-leaf")
 	if err := c.chooseMechanism(); err != nil {
 		return err
 	}
+	crash.Point("after-leaf")
 	if err := c.applyLimits(); err != nil {
 		return err
 	}
+	if c.Prepared != nil {
+		if err := c.Prepared(&c.rec); err != nil {
+			return err
+		}
+	}
+	crash.Point("before-start")
 	ec, err := c.buildExec()
 	if err != nil {
 		return err
 	}
 	if err := c.launch(ec); err != nil {
 		return err
+	}
+	crash.Point("after-start")
+	if c.Started != nil {
+		c.Started(&c.rec)
 	}
 	go c.supervise()
 	return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tether-run/tether/internal/crash"
+
 	"github.com/tether-run/tether/identity"
 )
 
@@ -26,6 +28,7 @@ func (p *protocol) runCgroup() {
 		}
 	}
 	p.step("term", fmt.Sprintf("%d members in cgroup.procs; SIGTERM sent to %d", len(pids), p.ev.Signalled), len(pids), err)
+	crash.Point("stop-after-term")
 
 	empty := len(pids) == 0 && err == nil
 	if empty {
@@ -36,6 +39,7 @@ func (p *protocol) runCgroup() {
 	}
 	if !empty {
 		p.ev.KillUsed = true
+		crash.Point("stop-before-kill")
 		began := time.Now()
 		err := leaf.Kill()
 		p.stepFrom(began, "kill", "wrote 1 to cgroup.kill", 0, err)
@@ -50,6 +54,7 @@ func (p *protocol) runCgroup() {
 		p.ev.Empty, p.ev.EmptyBy, p.ev.EmptyAt = true, "cgroup.events populated 0", time.Now().UTC()
 	}
 
+	crash.Point("stop-before-reap")
 	deadline := time.Now().Add(p.killWait())
 	mainOK := p.awaitMain(deadline)
 	reaped, rerr := p.reapOrphans(deadline, p.inLeaf)
@@ -68,6 +73,7 @@ func (p *protocol) runCgroup() {
 		return
 	}
 	p.finishLimits()
+	crash.Point("stop-before-rmdir")
 	err = leaf.Remove()
 	if err != nil {
 		leaf.Close()

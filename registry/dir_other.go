@@ -39,3 +39,6 @@ func (r *Registry) Read(name string) (*Record, error) { return nil, errors.ErrUn
 
 // List is not implemented on this system.
 func (r *Registry) List() ([]*Record, []error) { return nil, []error{errors.ErrUnsupported} }
+
+// Delete is not implemented on this system.
+func (r *Registry) Delete(name string) error { return errors.ErrUnsupported }

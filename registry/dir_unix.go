@@ -160,6 +160,17 @@ func (r *Registry) Write(rec *Record) error {
 	return atomicfile.WriteFile(r.recordPath(rec.Name), append(b, '\n'), 0o600)
 }
 
+// Delete removes the record of name (a run whose stop was confirmed).
+func (r *Registry) Delete(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	if err := os.Remove(r.recordPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // maxRecord bounds a record file; a larger one is corrupt.
 const maxRecord = 1 << 20
 

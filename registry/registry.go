@@ -52,13 +52,16 @@ const SchemaVersion = 1
 
 // Record is what the registry knows of one session.
 type Record struct {
-	SchemaVersion int       `json:"schema_version"`
-	Name          string    `json:"name"`
-	State         string    `json:"state"`
-	Argv          []string  `json:"argv"`
-	Cwd           string    `json:"cwd"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	SchemaVersion int    `json:"schema_version"`
+	Name          string `json:"name"`
+	// Kind is "session" or "run" (a tether run's record, removed when
+	// its stop is confirmed).
+	Kind      string    `json:"kind"`
+	State     string    `json:"state"`
+	Argv      []string  `json:"argv"`
+	Cwd       string    `json:"cwd"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 
 	// Owner is the spec given (PID, parent, session:NAME, none) and the
 	// identity token of the process whose death stops the session.

@@ -46,3 +46,26 @@ func StatusOf(rec *registry.Record) Status {
 
 // Inside reports false on this system.
 func Inside(rec *registry.Record) bool { return false }
+
+// RunTracker keeps a run's record; not implemented on this system.
+type RunTracker struct{}
+
+// TrackRun is not implemented on this system.
+func TrackRun(reg *registry.Registry, argv []string, cwd string) (*RunTracker, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// Name is not implemented on this system.
+func (t *RunTracker) Name() string { return "" }
+
+// Prepared is not implemented on this system.
+func (t *RunTracker) Prepared(r *receipt.Receipt) error { return nil }
+
+// Started is not implemented on this system.
+func (t *RunTracker) Started(r *receipt.Receipt) {}
+
+// Stopping is not implemented on this system.
+func (t *RunTracker) Stopping(reason string) {}
+
+// Finish is not implemented on this system.
+func (t *RunTracker) Finish(r *receipt.Receipt, err error) error { return nil }
