@@ -87,7 +87,22 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	c.UntilEmpty = spec.Until == UntilEmpty
 	c.Timeout = spec.TTL
 	c.AdoptOrphans = true // the supervisor starts no other children
-	c.BeforeStop = func(string) { stopFamily(reg, self.Token.String()) }
+	// The leaf is recorded before the command is spawned, and the stop
+	// before it begins, so that a supervisor killed at any point leaves a
+	// record `tether reap` can act on.
+	c.Prepared = func(r *receipt.Receipt) error {
+		rec.Supervisor, rec.Mechanism = self.Token.String(), string(r.Mechanism)
+		if r.Cgroup != nil {
+			rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
+		}
+		rec.UpdatedAt = time.Now().UTC()
+		return reg.Write(rec)
+	}
+	c.BeforeStop = func(string) {
+		stopFamily(reg, self.Token.String())
+		rec.State, rec.UpdatedAt = registry.StateStopping, time.Now().UTC()
+		reg.Write(rec)
+	}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
