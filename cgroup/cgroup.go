@@ -28,6 +28,9 @@ var (
 	// ErrKilled is returned when starting into a leaf that was written
 	// cgroup.kill: the kernel kills anything cloned into it later.
 	ErrKilled = errors.New("cgroup: leaf was killed and may not be reused")
+	// ErrNotSame is returned by OpenLeaf when the directory at a recorded
+	// path is not the recorded cgroup: it must be left alone.
+	ErrNotSame = errors.New("cgroup: not the recorded leaf")
 	// ErrClosed is returned for operations on a closed or removed leaf.
 	ErrClosed = errors.New("cgroup: leaf is closed")
 )

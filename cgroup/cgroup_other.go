@@ -67,3 +67,6 @@ func V1Mounts() map[string]string { return map[string]string{} }
 
 // SelfV1 is not implemented on this system.
 func SelfV1(pid int) (map[string]string, error) { return nil, ErrNoV2 }
+
+// OpenLeaf is not implemented on this system.
+func OpenLeaf(path string, id uint64) (*Leaf, error) { return nil, ErrNoV2 }

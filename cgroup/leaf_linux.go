@@ -289,3 +289,28 @@ func (l *Leaf) Has(file string) bool {
 	var st unix.Stat_t
 	return dirfd >= 0 && unix.Fstatat(dirfd, file, &st, 0) == nil
 }
+
+// OpenLeaf opens an existing leaf at path and proves it is the one with
+// cgroup id id (its directory's inode): a leaf recorded by a tether that
+// has since died, held anew. A different directory at the same path is
+// ErrNotSame; a missing one os.ErrNotExist. The leaf counts as killed: it
+// is never started into.
+func OpenLeaf(path string, id uint64) (*Leaf, error) {
+	parent, name := filepath.Dir(path), filepath.Base(path)
+	pfd, err := unix.Open(parent, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: parent, Err: err}
+	}
+	l, err := open(pfd, parent, name)
+	if err != nil {
+		unix.Close(pfd)
+		return nil, err
+	}
+	if l.ID != id {
+		found := l.ID
+		l.Close()
+		return nil, fmt.Errorf("%w: %s has cgroup id %d, recorded %d", ErrNotSame, path, found, id)
+	}
+	l.killed = true
+	return l, nil
+}

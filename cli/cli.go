@@ -94,7 +94,7 @@ receipt that proves it.`,
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newSuperviseCmd(e))
+	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e), newSuperviseCmd(e))
 	root.AddCommand(newDoctorCmd(e))
 	return root
 }

@@ -26,6 +26,7 @@ type runFlags struct {
 	require      string
 	mechanism    string
 	quiet        bool
+	noReap       bool
 
 	limitFlags
 }
@@ -75,6 +76,7 @@ executed; 127 if it was not found.`,
 	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment to use: auto, cgroup or fallback")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
 	f.limitFlags.register(fl)
+	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
 	return cmd
 }
 
@@ -351,6 +353,7 @@ func trackRun(e *env, f *runFlags, args []string) *session.RunTracker {
 	reg, err := openRegistry(e)
 	var t *session.RunTracker
 	if err == nil {
+		quickReap(e, reg, f.noReap)
 		cwd, _ := os.Getwd()
 		t, err = session.TrackRun(reg, args, cwd)
 	}

@@ -19,6 +19,7 @@ type startFlags struct {
 	max                         int
 	cgroupParent, mechanism     string
 	json                        bool
+	noReap                      bool
 	limitFlags
 }
 
@@ -69,6 +70,7 @@ for usage errors.`,
 	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
 	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment: auto, cgroup or fallback")
 	fl.BoolVar(&f.json, "json", false, "print the session's record as JSON")
+	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
 	return cmd
 }
@@ -97,6 +99,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 	if err != nil {
 		return exit(ExitFailure, err)
 	}
+	quickReap(e, reg, f.noReap)
 	o := session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: mech,

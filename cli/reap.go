@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/reap"
+	"github.com/tether-run/tether/registry"
+)
+
+func newReapCmd(e *env) *cobra.Command {
+	var o reap.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reap [--dry-run] [--json] [--orphan-leaves]",
+		Short: "Reclaim what crashed tethers left behind",
+		Long: `Walk this user's records (runs and sessions) and reclaim what crashed owners
+left: a session or run whose supervisor is gone is stopped through its leaf,
+held anew after checking its cgroup id against the record; without a leaf,
+only the recorded main process is stopped, and only if its boot id, pid and
+start time still match through a pidfd. Records from an earlier boot are
+cleaned. Nothing whose identity cannot be proven is signalled: it is
+reported. Corrupt records are quarantined (renamed, with the reason), never
+deleted. Records, dirs and sockets of other users, or open to them, or
+symlinked, are refused and reported.
+
+Leaves without a record are reported; --orphan-leaves stops and removes
+them (nothing proves who made them). --dry-run prints the plan and does
+nothing. Exit status 1 if any action failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := openRegistry(e)
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			rep := reap.Run(reg, o)
+			if asJSON {
+				if err := printJSON(e, rep); err != nil {
+					return err
+				}
+			} else {
+				printReap(e, rep)
+			}
+			for _, a := range rep.Actions {
+				if a.Error != "" && a.Class != reap.Unresolvable && a.Class != reap.Unsafe && a.Class != reap.Corrupt || (a.Class == reap.Corrupt && !a.Done && !o.DryRun) {
+					return exit(ExitFailure, errors.New("some records could not be reaped (see above)"))
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan; change nothing")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also stop and remove tether leaves that no record refers to")
+	fl.DurationVar(&o.Grace, "grace", 2*time.Second, "time members get after SIGTERM")
+	fl.DurationVar(&o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
+	return cmd
+}
+
+func printReap(e *env, rep *reap.Report) {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tCLASS\tPLAN\tRESULT")
+	for _, a := range rep.Actions {
+		res := "done"
+		switch {
+		case a.Error != "":
+			res = "error: " + a.Error
+		case rep.DryRun:
+			res = "planned"
+		case !a.Done:
+			res = "left alone"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", a.Name, a.Class, a.Plan, res)
+	}
+	w.Flush()
+	for _, l := range rep.OrphanLeaves {
+		state := "reported (--orphan-leaves to remove)"
+		if l.Removed {
+			state = "removed"
+		} else if l.Error != "" {
+			state = "error: " + l.Error
+		}
+		fmt.Fprintf(e.stdout, "orphan leaf %s (id %d, %d processes): %s\n", l.Path, l.ID, l.Procs, state)
+	}
+}
+
+// quickReap reclaims provably dead records before a start, unless turned
+// off (--no-reap or TETHER_NO_REAP=1). Failures are warnings.
+func quickReap(e *env, reg *registry.Registry, off bool) {
+	if off || e.getenv("TETHER_NO_REAP") == "1" || reg == nil {
+		return
+	}
+	for _, a := range reap.Run(reg, reap.Options{Quick: true}).Actions {
+		if a.Error != "" {
+			e.warnf("reap %s: %s", a.Name, a.Error)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package reap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+)
+
+// Run reaps the registry reg.
+func Run(reg *registry.Registry, o Options) *Report {
+	t0 := time.Now()
+	if o.Grace == 0 {
+		o.Grace = 2 * time.Second
+	}
+	rep := &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}
+	names, err := recordNames(reg)
+	if err != nil {
+		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
+	}
+	referenced := map[string]bool{}
+	for _, name := range names {
+		a, rec := classify(reg, name, o)
+		if rec != nil && rec.Cgroup != "" {
+			referenced[rec.Cgroup] = true
+		}
+		if a.Class == Supervised || (o.Quick && a.Class != DeadLeaf && a.Class != DeadFallback && a.Class != DeadEmpty && a.Class != OtherBoot) {
+			if !o.Quick {
+				rep.Actions = append(rep.Actions, a)
+			}
+			continue
+		}
+		if !o.DryRun {
+			act(reg, rec, &a, o)
+		}
+		rep.Actions = append(rep.Actions, a)
+	}
+	if !o.Quick {
+		rep.OrphanLeaves = orphanLeaves(reg, referenced, o)
+	}
+	rep.DurationMS = time.Since(t0).Milliseconds()
+	return rep
+}
+
+// recordNames lists the record files by name, including ones that may
+// not decode.
+func recordNames(reg *registry.Registry) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(reg.Dir, "records"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// classify decides what a record is, without acting.
+func classify(reg *registry.Registry, name string, o Options) (Action, *registry.Record) {
+	a := Action{Name: name}
+	rec, err := reg.Read(name)
+	switch {
+	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, registry.ErrBadName):
+		a.Class, a.Plan, a.Error = Corrupt, "quarantine the record (rename it with the reason beside it)", err.Error()
+		return a, nil
+	case errors.Is(err, registry.ErrUnsafe):
+		a.Class, a.Plan, a.Error = Unsafe, "leave it: not this user's, or open to others, or a symlink", err.Error()
+		return a, nil
+	case err != nil:
+		a.Class, a.Plan, a.Error = Unresolvable, "leave it: the record cannot be read", err.Error()
+		return a, nil
+	}
+	a.Kind = rec.Kind
+	if !rec.Live() {
+		a.Class, a.Plan = Ended, "sweep what is left of it (runtime dir)"
+		if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
+			a.Plan = "delete the record, its log and receipt (older than --prune)"
+		}
+		return a, rec
+	}
+	sup, err := identity.Parse(rec.Supervisor)
+	if err != nil {
+		if rec.State == registry.StateStarting && time.Since(rec.CreatedAt) < time.Minute {
+			a.Class, a.Plan = Supervised, "leave it: still starting"
+			return a, rec
+		}
+		a.Class, a.Plan, a.Error = Unresolvable, "leave it: no supervisor identity recorded", fmt.Sprint(err)
+		return a, rec
+	}
+	boot, _ := identity.BootID()
+	if sup.BootID != boot {
+		a.Class, a.Plan = OtherBoot, "clean the record and its dirs: it is from boot "+sup.BootID
+		return a, rec
+	}
+	h, err := identity.Open(sup)
+	if err == nil {
+		h.Close()
+		a.Class, a.Plan = Supervised, "leave it: its supervisor is alive"
+		return a, rec
+	}
+	if !errors.Is(err, identity.ErrGone) && !errors.Is(err, identity.ErrMismatch) {
+		a.Class, a.Plan, a.Error = Unresolvable, "leave it: cannot tell whether its supervisor lives", err.Error()
+		return a, rec
+	}
+	switch {
+	case rec.Cgroup != "":
+		l, err := cgroup.OpenLeaf(rec.Cgroup, rec.CgroupID)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			a.Class, a.Plan = DeadEmpty, "mark it stopped: its supervisor and its leaf are gone"
+		case errors.Is(err, cgroup.ErrNotSame):
+			a.Class, a.Plan, a.Error = Unresolvable, "leave it: another cgroup is at the recorded path", err.Error()
+		case err != nil:
+			a.Class, a.Plan, a.Error = Unresolvable, "leave it: the leaf cannot be opened", err.Error()
+		default:
+			l.Close()
+			a.Class, a.Plan = DeadLeaf, "stop the leaf "+rec.Cgroup+" (id checked), then mark it stopped"
+		}
+	case rec.Main != "":
+		a.Class, a.Plan = DeadFallback, "stop the recorded main process if its token still matches; descendants cannot be proven"
+	default:
+		a.Class, a.Plan = DeadEmpty, "mark it stopped: nothing of it was started"
+	}
+	return a, rec
+}
+
+// act carries out a's plan.
+func act(reg *registry.Registry, rec *registry.Record, a *Action, o Options) {
+	var err error
+	switch a.Class {
+	case Corrupt:
+		err = quarantine(reg, a.Name, a.Error)
+	case Ended:
+		err = sweep(reg, rec, o)
+	case OtherBoot:
+		err = finishRecord(reg, rec, "reboot", nil)
+	case DeadEmpty:
+		err = finishRecord(reg, rec, "supervisor-died", nil)
+	case DeadLeaf:
+		var r *receipt.Receipt
+		r, err = stopLeaf(rec, o.Grace)
+		a.Receipt = r
+		if err == nil {
+			err = finishRecord(reg, rec, "reaped", r)
+		}
+	case DeadFallback:
+		var r *receipt.Receipt
+		r, err = stopMain(rec, o.Grace)
+		a.Receipt = r
+		if err == nil {
+			err = finishRecord(reg, rec, "reaped", r)
+		}
+	default:
+		return
+	}
+	a.Done = err == nil
+	if err != nil {
+		a.Error = err.Error()
+	}
+}
+
+// finishRecord ends a record: a run's is deleted (its receipt kept), a
+// session's marked stopped; runtime dirs go once the stop is confirmed.
+func finishRecord(reg *registry.Registry, rec *registry.Record, why string, r *receipt.Receipt) error {
+	var errs []error
+	if r != nil {
+		b, _ := r.JSON()
+		p := reg.ReceiptPath(rec.Name)
+		errs = append(errs, os.WriteFile(p, b, 0o600))
+		rec.Receipt = p
+		rec.Exit = &r.Exit
+	}
+	if r != nil && !r.StopConfirmed {
+		return errors.Join(append(errs, fmt.Errorf("reap: stop of %q not confirmed; record kept", rec.Name))...)
+	}
+	if rec.Kind == "run" {
+		return errors.Join(append(errs, reg.Delete(rec.Name))...)
+	}
+	rec.State, rec.StopReason, rec.UpdatedAt = registry.StateStopped, why, time.Now().UTC()
+	errs = append(errs, reg.Write(rec), reg.Release(rec.Name))
+	return errors.Join(errs...)
+}
+
+// sweep removes what an ended session left (its runtime dir), and prunes
+// old records.
+func sweep(reg *registry.Registry, rec *registry.Record, o Options) error {
+	err := reg.Release(rec.Name)
+	if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
+		for _, p := range []string{reg.LogPath(rec.Name), reg.LogPath(rec.Name) + ".1", reg.ReceiptPath(rec.Name)} {
+			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = errors.Join(err, rerr)
+			}
+		}
+		err = errors.Join(err, reg.Delete(rec.Name))
+	}
+	return err
+}
+
+// quarantine renames a corrupt record out of the way, with the reason in
+// a file beside it. Nothing is deleted.
+func quarantine(reg *registry.Registry, name, why string) error {
+	q := filepath.Join(reg.Dir, "quarantine")
+	if err := os.Mkdir(q, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err := reg.CheckDir(q); err != nil {
+		return err
+	}
+	stamp := time.Now().UTC().Format("20060102T150405.000000000")
+	dst := filepath.Join(q, name+".json."+stamp)
+	if err := os.Rename(filepath.Join(reg.Dir, "records", name+".json"), dst); err != nil {
+		return err
+	}
+	return os.WriteFile(dst+".reason", []byte(why+"\n"), 0o600)
+}

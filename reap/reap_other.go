@@ -1,0 +1,10 @@
+//go:build !linux
+
+package reap
+
+import "github.com/tether-run/tether/registry"
+
+// Run reports nothing on this system: reaping is Linux only for now.
+func Run(reg *registry.Registry, o Options) *Report {
+	return &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}
+}
