@@ -12,8 +12,20 @@ import (
 
 // WriteFile writes data to a temporary file in the same directory as
 // filename, syncs it, sets perm, renames it over filename, and syncs the
-// directory so the rename itself survives a crash.
-func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
+// directory so the rename itself survives a crash of the machine.
+func WriteFile(filename string, data []byte, perm os.FileMode) error {
+	return write(filename, data, perm, true)
+}
+
+// Replace is WriteFile without the syncs: atomic against the writer's own
+// death (readers see the old or the new file, never a torn one), not
+// durable across a machine crash. For state that a machine crash makes
+// moot anyway, such as records of this boot's processes.
+func Replace(filename string, data []byte, perm os.FileMode) error {
+	return write(filename, data, perm, false)
+}
+
+func write(filename string, data []byte, perm os.FileMode, durable bool) (err error) {
 	dir := filepath.Dir(filename)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(filename)+".tmp*")
 	if err != nil {
@@ -32,8 +44,10 @@ func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if durable {
+		if err = f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
@@ -41,6 +55,9 @@ func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
 	crash.Point("atomic-before-rename")
 	if err = os.Rename(tmp, filename); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	d, err := os.Open(dir)
 	if err != nil {

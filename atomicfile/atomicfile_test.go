@@ -28,3 +28,13 @@ func TestWriteFile(t *testing.T) {
 		t.Error("WriteFile into a missing dir succeeded")
 	}
 }
+
+func TestReplace(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r")
+	if err := Replace(p, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "x" {
+		t.Errorf("Replace wrote %q", b)
+	}
+}

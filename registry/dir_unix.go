@@ -157,7 +157,11 @@ func (r *Registry) Write(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(r.recordPath(rec.Name), append(b, '\n'), 0o600)
+	// Atomic, not synced: a record describes processes of this boot, and a
+	// machine crash ends them all and changes the boot id (reap then
+	// cleans the record), so durability would buy nothing and cost an
+	// fsync on every step of every run.
+	return atomicfile.Replace(r.recordPath(rec.Name), append(b, '\n'), 0o600)
 }
 
 // Delete removes the record of name (a run whose stop was confirmed).
