@@ -39,7 +39,16 @@ const (
 	// Unsafe: the record or a dir is not the user's, or too open, or a
 	// symlink. Reported, never acted on.
 	Unsafe Class = "unsafe"
+	// Stale: a runtime dir without a record (a start killed between
+	// claiming the name and writing the record) or a temp file of an
+	// interrupted record write. Removed once older than StaleAge, so that
+	// a start or write in flight is never disturbed; reported before.
+	Stale Class = "stale"
 )
+
+// StaleAge is how old a stale runtime dir or temp file must be before
+// reap removes it.
+const StaleAge = time.Minute
 
 // Action is the plan for one record and, unless dry-run, its outcome.
 type Action struct {

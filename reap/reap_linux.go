@@ -43,6 +43,7 @@ func Run(reg *registry.Registry, o Options) *Report {
 		rep.Actions = append(rep.Actions, a)
 	}
 	if !o.Quick {
+		rep.Actions = append(rep.Actions, stale(reg, names, o)...)
 		rep.OrphanLeaves = orphanLeaves(reg, referenced, o)
 	}
 	rep.DurationMS = time.Since(t0).Milliseconds()
@@ -81,6 +82,15 @@ func classify(reg *registry.Registry, name string, o Options) (Action, *registry
 		return a, nil
 	}
 	a.Kind = rec.Kind
+	if !rec.Live() && rec.Cgroup != "" && !supervisorAlive(rec) {
+		// Ended on record, but its leaf is still there: a supervisor that
+		// died before it could stop the group (or confirm the stop).
+		if l, err := cgroup.OpenLeaf(rec.Cgroup, rec.CgroupID); err == nil {
+			l.Close()
+			a.Class, a.Plan = DeadLeaf, "stop the leaf "+rec.Cgroup+" (id checked): the record says ended but the leaf remains"
+			return a, rec
+		}
+	}
 	if !rec.Live() {
 		a.Class, a.Plan = Ended, "sweep what is left of it (runtime dir)"
 		if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
@@ -222,4 +232,66 @@ func quarantine(reg *registry.Registry, name, why string) error {
 		return err
 	}
 	return os.WriteFile(dst+".reason", []byte(why+"\n"), 0o600)
+}
+
+// supervisorAlive reports whether the record's supervisor is provably
+// alive.
+func supervisorAlive(rec *registry.Record) bool {
+	tok, err := identity.Parse(rec.Supervisor)
+	if err != nil {
+		return false
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		return false
+	}
+	h.Close()
+	return true
+}
+
+// stale finds runtime dirs without a record and temp files of interrupted
+// record writes; those older than StaleAge are removed (unless dry-run).
+func stale(reg *registry.Registry, names []string, o Options) []Action {
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	var out []Action
+	consider := func(name, path, what string, remove func() error) {
+		st, err := os.Lstat(path)
+		if err != nil {
+			return
+		}
+		a := Action{Name: name, Class: Stale}
+		if age := time.Since(st.ModTime()); age < StaleAge {
+			a.Plan = fmt.Sprintf("leave %s %s for now: %s old, may belong to a start in flight", what, path, age.Round(time.Second))
+		} else {
+			a.Plan = "remove " + what + " " + path
+			if !o.DryRun {
+				if err := remove(); err != nil {
+					a.Error = err.Error()
+				} else {
+					a.Done = true
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "s")); err == nil {
+		for _, e := range ents {
+			name := e.Name()
+			if !have[name] && registry.CheckName(name) == nil {
+				consider(name, reg.RuntimeDir(name), "runtime dir without a record", func() error { return reg.Release(name) })
+			}
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "records")); err == nil {
+		for _, e := range ents {
+			if n := e.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp") {
+				p := filepath.Join(reg.Dir, "records", n)
+				consider(n, p, "temp file of an interrupted write", func() error { return os.Remove(p) })
+			}
+		}
+	}
+	return out
 }

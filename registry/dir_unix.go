@@ -184,7 +184,8 @@ func (r *Registry) Read(name string) (*Record, error) {
 		return nil, err
 	}
 	p := r.recordPath(name)
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// O_NONBLOCK: a FIFO planted as a record must not hang the reader.
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
@@ -199,6 +200,9 @@ func (r *Registry) Read(name string) (*Record, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, p)
 	}
 	if int(st.Uid) != r.uid || st.Mode&0o022 != 0 {
 		return nil, fmt.Errorf("%w: record %s is owned by uid %d with mode %#o", ErrUnsafe, p, st.Uid, st.Mode&0o777)

@@ -67,6 +67,9 @@ func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Du
 	if err != nil {
 		return nil, err
 	}
+	if rec.Live() {
+		return nil, fmt.Errorf("%w: %q: its supervisor died while stopping it; `tether reap` finishes the stop", ErrUnsupervised, name)
+	}
 	return readReceipt(rec)
 }
 

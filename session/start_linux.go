@@ -78,7 +78,7 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	}
 	now := time.Now().UTC()
 	rec := &registry.Record{
-		Name: o.Name, State: registry.StateStarting, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
+		Name: o.Name, Kind: "session", State: registry.StateStarting, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
 		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
 		Profile: o.Profile, Until: o.Until, Pool: o.Pool,
 	}
@@ -95,7 +95,9 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 		return nil, err
 	}
 	if err := launchSupervisor(reg, o, env); err != nil {
-		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting {
+		// Mark it failed only if the supervisor recorded nothing it might
+		// have started; a recorded leaf or process is left for reap.
+		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting && r.Cgroup == "" && r.Main == "" {
 			r.State, r.Error, r.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
 			reg.Write(r)
 			reg.Release(o.Name)
