@@ -51,7 +51,7 @@ func (p *protocol) runFallback() {
 func (p *protocol) track(st identity.Stat) (*identity.Handle, bool) {
 	boot, _ := identity.BootID()
 	tok := identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}
-	if h, ok := p.handles[tok]; ok {
+	if h, ok := p.handles[tok.Key()]; ok {
 		return h, false
 	}
 	h, err := identity.Open(tok)
@@ -177,7 +177,7 @@ func (p *protocol) fallbackOrphan(h *identity.Handle) bool {
 	if h.Identify() != nil {
 		return false
 	}
-	_, ok := p.handles[h.Token]
+	_, ok := p.handles[h.Token.Key()]
 	return ok
 }
 

@@ -77,7 +77,7 @@ type protocol struct {
 	t0      time.Time
 	steps   []receipt.Step
 	ev      receipt.Evidence
-	handles map[identity.Token]*identity.Handle // members identified
+	handles map[identity.Token]*identity.Handle // members identified, by Token.Key
 	strag   []receipt.Process
 	nstrag  int
 }
@@ -129,11 +129,11 @@ func (p *protocol) skipped() bool {
 // admit records a verified member: a handle kept for the confirmation
 // step, and a straggler entry when the main process had already exited.
 func (p *protocol) admit(h *identity.Handle) bool {
-	if _, ok := p.handles[h.Token]; ok {
+	if _, ok := p.handles[h.Token.Key()]; ok {
 		h.Close()
 		return false
 	}
-	p.handles[h.Token] = h
+	p.handles[h.Token.Key()] = h
 	p.ev.MembersSeen++
 	if p.reason == ReasonMainExit {
 		p.nstrag++
@@ -177,11 +177,11 @@ func (p *protocol) awaitMain(deadline time.Time) bool {
 
 // confirm counts members whose pidfd reported exit and lists the rest.
 func (p *protocol) confirm() {
-	for tok, h := range p.handles {
+	for _, h := range p.handles {
 		if h.Exited() {
 			p.ev.ConfirmedGone++
 		} else {
-			p.ev.Unconfirmed = append(p.ev.Unconfirmed, tok.String())
+			p.ev.Unconfirmed = append(p.ev.Unconfirmed, h.Token.String())
 		}
 		h.Close()
 	}

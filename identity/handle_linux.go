@@ -32,7 +32,7 @@ func Open(t Token) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.Token != t {
+	if !t.Matches(h.Token) {
 		h.Close()
 		return nil, fmt.Errorf("%w: pid %d is now %s, want %s", ErrMismatch, t.PID, h.Token, t)
 	}
@@ -51,6 +51,7 @@ func OpenPID(pid int) (*Handle, error) {
 		return nil, os.NewSyscallError("pidfd_open", err)
 	}
 	tok, err := Of(pid)
+	tok.Ino = pidfsIno(fd)
 	if err == nil && !alive(fd) {
 		// Exited (perhaps reused) between the open and the read: whatever
 		// /proc said may belong to another process.
@@ -164,6 +165,7 @@ func (h *Handle) Identify() error {
 	if err != nil {
 		return err
 	}
+	tok.Ino = pidfsIno(h.fd)
 	h.Token = tok
 	return nil
 }
@@ -186,4 +188,22 @@ func (h *Handle) Reap() error {
 		}
 		return nil
 	}
+}
+
+// pidfsMagic is PID_FS_MAGIC: pidfds are files of pidfs (Linux 6.9+).
+const pidfsMagic = 0x50494446
+
+// pidfsIno returns the pidfs inode of a pidfd: unique per process within
+// a boot, never reused. It is 0 on kernels whose pidfds are anonymous
+// inodes (all sharing one inode number).
+func pidfsIno(fd int) uint64 {
+	var fs unix.Statfs_t
+	if unix.Fstatfs(fd, &fs) != nil || fs.Type != pidfsMagic {
+		return 0
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return 0
+	}
+	return st.Ino
 }

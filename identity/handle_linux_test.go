@@ -30,8 +30,15 @@ func TestOpenVerifiesToken(t *testing.T) {
 		t.Fatalf("Open(%s) error = %v", tok, err)
 	}
 	defer h.Close()
-	if h.Token != tok {
-		t.Errorf("Open(%s).Token = %s", tok, h.Token)
+	if !tok.Matches(h.Token) || h.Token.Ino == 0 {
+		t.Errorf("Open(%s).Token = %s, want the same process with its pidfs inode", tok, h.Token)
+	}
+	// Same pid and start time, another pidfs inode: another process (a pid
+	// reused within one clock tick).
+	reused := h.Token
+	reused.Ino++
+	if _, err := Open(reused); !errors.Is(err, ErrMismatch) {
+		t.Errorf("Open(inode +1) error = %v, want ErrMismatch", err)
 	}
 
 	stale := tok

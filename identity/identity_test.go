@@ -45,7 +45,14 @@ func TestTokenRoundTrip(t *testing.T) {
 	if err != nil || got != tok {
 		t.Fatalf("Parse(%q) = %+v, %v, want %+v", tok.String(), got, err, tok)
 	}
-	for _, bad := range []string{"", "linux:b:1", "linux:b:x:1", "linux:b:1:y", "linux:b:-3:1", ":b:1:1", "linux:b:1:2:3"} {
+	withIno := Token{OS: "linux", BootID: "b", PID: 1, StartTime: 2, Ino: 3}
+	if got, err := Parse(withIno.String()); err != nil || got != withIno {
+		t.Errorf("Parse(%q) = %+v, %v", withIno.String(), got, err)
+	}
+	if !tok.Matches(Token{OS: tok.OS, BootID: tok.BootID, PID: tok.PID, StartTime: tok.StartTime, Ino: 9}) || withIno.Matches(Token{OS: "linux", BootID: "b", PID: 1, StartTime: 2, Ino: 4}) {
+		t.Error("Matches: an unknown inode must match, a different one must not")
+	}
+	for _, bad := range []string{"", "linux:b:1", "linux:b:x:1", "linux:b:1:y", "linux:b:-3:1", ":b:1:1", "linux:b:1:2:0", "linux:b:1:2:x", "linux:b:1:2:3:4"} {
 		if _, err := Parse(bad); !errors.Is(err, ErrBadToken) {
 			t.Errorf("Parse(%q) error = %v, want ErrBadToken", bad, err)
 		}

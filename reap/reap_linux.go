@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
@@ -25,9 +26,39 @@ func Run(reg *registry.Registry, o Options) *Report {
 	if err != nil {
 		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
 	}
+	runtimeDirs := map[string]bool{}
+	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "s")); err == nil {
+		for _, e := range ents {
+			runtimeDirs[e.Name()] = true
+		}
+	}
+	// Classification only reads (records, /proc, the cgroupfs) and records
+	// are independent: classify them in parallel, then act in order.
+	type result struct {
+		a   Action
+		rec *registry.Record
+	}
+	results := make([]result, len(names))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(8, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				a, rec := classify(reg, names[i], o, runtimeDirs)
+				results[i] = result{a, rec}
+			}
+		}()
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	referenced := map[string]bool{}
-	for _, name := range names {
-		a, rec := classify(reg, name, o)
+	for _, res := range results {
+		a, rec := res.a, res.rec
 		if rec != nil && rec.Cgroup != "" {
 			referenced[rec.Cgroup] = true
 		}
@@ -67,7 +98,7 @@ func recordNames(reg *registry.Registry) ([]string, error) {
 }
 
 // classify decides what a record is, without acting.
-func classify(reg *registry.Registry, name string, o Options) (Action, *registry.Record) {
+func classify(reg *registry.Registry, name string, o Options, runtimeDirs map[string]bool) (Action, *registry.Record) {
 	a := Action{Name: name}
 	rec, err := reg.Read(name)
 	switch {
@@ -92,7 +123,10 @@ func classify(reg *registry.Registry, name string, o Options) (Action, *registry
 		}
 	}
 	if !rec.Live() {
-		a.Class, a.Plan = Ended, "sweep what is left of it (runtime dir)"
+		a.Class, a.Plan = Ended, "nothing left of it"
+		if runtimeDirs[name] {
+			a.Plan = "sweep what is left of it (runtime dir)"
+		}
 		if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
 			a.Plan = "delete the record, its log and receipt (older than --prune)"
 		}
@@ -151,6 +185,10 @@ func act(reg *registry.Registry, rec *registry.Record, a *Action, o Options) {
 	case Corrupt:
 		err = quarantine(reg, a.Name, a.Error)
 	case Ended:
+		if a.Plan == "nothing left of it" {
+			a.Done = true
+			return
+		}
 		err = sweep(reg, rec, o)
 	case OtherBoot:
 		err = finishRecord(reg, rec, "reboot", nil)

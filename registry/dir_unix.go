@@ -207,7 +207,17 @@ func (r *Registry) Read(name string) (*Record, error) {
 	if int(st.Uid) != r.uid || st.Mode&0o022 != 0 {
 		return nil, fmt.Errorf("%w: record %s is owned by uid %d with mode %#o", ErrUnsafe, p, st.Uid, st.Mode&0o777)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if st.Size > maxRecord {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, maxRecord)
+	}
+	// One read sized by fstat (plus one byte to see growth), not a
+	// growing buffer: reap reads thousands of these.
+	buf := make([]byte, st.Size+1)
+	n, err := io.ReadFull(f, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	b := buf[:n]
 	if err != nil {
 		return nil, err
 	}
