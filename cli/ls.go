@@ -27,7 +27,11 @@ Run from inside a session, it shows that session and the sessions it owns;
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
-			recs, errs := reg.List()
+			list := reg.ListLive
+			if all {
+				list = reg.List
+			}
+			recs, errs := list()
 			for _, err := range errs {
 				e.warnf("%v", err)
 			}

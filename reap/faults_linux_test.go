@@ -330,9 +330,13 @@ func (f *faultEnv) recordFiles() map[string]faultFile {
 	return out
 }
 
-// record reads the record of name, or returns nil if there is none.
+// record reads the record of name (live, in records/, or ended, in
+// ended/), or returns nil if there is none.
 func (f *faultEnv) record(name string) *registry.Record {
 	b, err := os.ReadFile(filepath.Join(f.state, "records", name+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		b, err = os.ReadFile(filepath.Join(f.state, "ended", name+".json"))
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -501,7 +505,8 @@ func (f *faultEnv) checkAccounted(before map[string]faultFile, rep *reap.Report)
 				t.Errorf("record %s (%s): done %t, changed %t; want it reported and left as it was", name, a.Class, a.Done, !bytes.Equal(after[fn].data, ff.data))
 			}
 		}
-		if _, ok := after[fn]; !ok && a.Class != reap.Corrupt && (ff.rec == nil || ff.rec.Kind != "run") {
+		// A session record that ended moves from records/ to ended/.
+		if _, ok := after[fn]; !ok && a.Class != reap.Corrupt && (ff.rec == nil || ff.rec.Kind != "run") && f.record(name) == nil {
 			t.Errorf("record %s (%s): deleted by reap; only a finished run's record may be", name, a.Class)
 		}
 		if ff.rec == nil || !a.Done || a.Class == reap.Corrupt {

@@ -22,15 +22,15 @@ func Run(reg *registry.Registry, o Options) *Report {
 		o.Grace = 2 * time.Second
 	}
 	rep := &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}
-	names, err := recordNames(reg)
-	if err != nil {
-		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
-	}
 	runtimeDirs := map[string]bool{}
 	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "s")); err == nil {
 		for _, e := range ents {
 			runtimeDirs[e.Name()] = true
 		}
+	}
+	names, err := recordNames(reg, runtimeDirs, o)
+	if err != nil {
+		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
 	}
 	// Classification only reads (records, /proc, the cgroupfs) and records
 	// are independent: classify them in parallel, then act in order.
@@ -81,16 +81,24 @@ func Run(reg *registry.Registry, o Options) *Report {
 	return rep
 }
 
-// recordNames lists the record files by name, including ones that may
-// not decode.
-func recordNames(reg *registry.Registry) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(reg.Dir, "records"))
+// recordNames lists the records to classify: every live record, and the
+// ended ones that still have a runtime dir (or all of them when pruning).
+// Ended records are otherwise history, and reading them would make every
+// reap pay for it.
+func recordNames(reg *registry.Registry, runtimeDirs map[string]bool, o Options) ([]string, error) {
+	names, err := reg.Names("records")
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+	if o.Quick {
+		return names, nil
+	}
+	ended, err := reg.Names("ended")
+	if err != nil {
+		return names, err
+	}
+	for _, n := range ended {
+		if o.Prune > 0 || runtimeDirs[n] {
 			names = append(names, n)
 		}
 	}
@@ -113,7 +121,7 @@ func classify(reg *registry.Registry, name string, o Options, runtimeDirs map[st
 		return a, nil
 	}
 	a.Kind = rec.Kind
-	if !rec.Live() && rec.Cgroup != "" && !supervisorAlive(rec) {
+	if !rec.Live() && rec.Cgroup != "" && exists(rec.Cgroup) && !supervisorAlive(rec) {
 		// Ended on record, but its leaf is still there: a supervisor that
 		// died before it could stop the group (or confirm the stop).
 		if l, err := cgroup.OpenLeaf(rec.Cgroup, rec.CgroupID); err == nil {
@@ -266,7 +274,11 @@ func quarantine(reg *registry.Registry, name, why string) error {
 	}
 	stamp := time.Now().UTC().Format("20060102T150405.000000000")
 	dst := filepath.Join(q, name+".json."+stamp)
-	if err := os.Rename(filepath.Join(reg.Dir, "records", name+".json"), dst); err != nil {
+	src := filepath.Join(reg.Dir, "records", name+".json")
+	if _, err := os.Lstat(src); err != nil {
+		src = filepath.Join(reg.Dir, "ended", name+".json")
+	}
+	if err := os.Rename(src, dst); err != nil {
 		return err
 	}
 	return os.WriteFile(dst+".reason", []byte(why+"\n"), 0o600)
@@ -294,6 +306,7 @@ func stale(reg *registry.Registry, names []string, o Options) []Action {
 	for _, n := range names {
 		have[n] = true
 	}
+
 	var out []Action
 	consider := func(name, path, what string, remove func() error) {
 		st, err := os.Lstat(path)
@@ -318,18 +331,27 @@ func stale(reg *registry.Registry, names []string, o Options) []Action {
 	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "s")); err == nil {
 		for _, e := range ents {
 			name := e.Name()
-			if !have[name] && registry.CheckName(name) == nil {
+			if !have[name] && registry.CheckName(name) == nil && !exists(filepath.Join(reg.Dir, "ended", name+".json")) {
 				consider(name, reg.RuntimeDir(name), "runtime dir without a record", func() error { return reg.Release(name) })
 			}
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "records")); err == nil {
+	for _, dir := range []string{"records", "ended"} {
+		ents, err := os.ReadDir(filepath.Join(reg.Dir, dir))
+		if err != nil {
+			continue
+		}
 		for _, e := range ents {
 			if n := e.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp") {
-				p := filepath.Join(reg.Dir, "records", n)
+				p := filepath.Join(reg.Dir, dir, n)
 				consider(n, p, "temp file of an interrupted write", func() error { return os.Remove(p) })
 			}
 		}
 	}
 	return out
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -42,3 +42,9 @@ func (r *Registry) List() ([]*Record, []error) { return nil, []error{errors.ErrU
 
 // Delete is not implemented on this system.
 func (r *Registry) Delete(name string) error { return errors.ErrUnsupported }
+
+// ListLive is not implemented on this system.
+func (r *Registry) ListLive() ([]*Record, []error) { return nil, []error{errors.ErrUnsupported} }
+
+// Names is not implemented on this system.
+func (r *Registry) Names(dir string) ([]string, error) { return nil, errors.ErrUnsupported }

@@ -49,7 +49,7 @@ func Open(dir string) (*Registry, error) {
 		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
 	}
 	r := &Registry{Dir: dir, uid: os.Getuid()}
-	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
+	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "ended"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
 		if err := r.ensureDir(d); err != nil {
 			return nil, err
 		}
@@ -85,8 +85,15 @@ func (r *Registry) checkDir(d string) error {
 	return nil
 }
 
+// recordPath is where the record of name is kept: records/ while the
+// session or run may have processes, ended/ once it has ended, so that
+// whatever scans live records (reap, ls) does not pay for history.
 func (r *Registry) recordPath(name string) string {
 	return filepath.Join(r.Dir, "records", name+".json")
+}
+
+func (r *Registry) endedPath(name string) string {
+	return filepath.Join(r.Dir, "ended", name+".json")
 }
 
 // LogPath returns where a session's output is kept (LogPath+".1" holds
@@ -161,7 +168,17 @@ func (r *Registry) Write(rec *Record) error {
 	// machine crash ends them all and changes the boot id (reap then
 	// cleans the record), so durability would buy nothing and cost an
 	// fsync on every step of every run.
-	return atomicfile.Replace(r.recordPath(rec.Name), append(b, '\n'), 0o600)
+	dst, other := r.recordPath(rec.Name), r.endedPath(rec.Name)
+	if !rec.Live() {
+		dst, other = other, dst
+	}
+	if err := atomicfile.Replace(dst, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Remove(other); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Delete removes the record of name (a run whose stop was confirmed).
@@ -169,8 +186,10 @@ func (r *Registry) Delete(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	if err := os.Remove(r.recordPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	for _, p := range []string{r.recordPath(name), r.endedPath(name)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }
@@ -183,7 +202,15 @@ func (r *Registry) Read(name string) (*Record, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	p := r.recordPath(name)
+	rec, err := r.readAt(r.recordPath(name), name)
+	if errors.Is(err, ErrNotFound) {
+		rec, err = r.readAt(r.endedPath(name), name)
+	}
+	return rec, err
+}
+
+// readAt reads the record of name at path p.
+func (r *Registry) readAt(p, name string) (*Record, error) {
 	// O_NONBLOCK: a FIFO planted as a record must not hang the reader.
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -234,20 +261,44 @@ func (r *Registry) Read(name string) (*Record, error) {
 	return &rec, nil
 }
 
-// List reads every record, sorted by name. Records that cannot be read are
-// returned as errors beside the good ones.
+// List reads every record, live and ended, sorted by name. Records that
+// cannot be read are returned as errors beside the good ones.
 func (r *Registry) List() ([]*Record, []error) {
-	ents, err := os.ReadDir(filepath.Join(r.Dir, "records"))
+	live, errs := r.list("records")
+	ended, errs2 := r.list("ended")
+	recs := append(live, ended...)
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	return recs, append(errs, errs2...)
+}
+
+// ListLive reads the records of sessions and runs that may still have
+// processes.
+func (r *Registry) ListLive() ([]*Record, []error) { return r.list("records") }
+
+// Names lists the record names in the live ("records") or ended ("ended")
+// directory, without reading them. Dot-files (temp files) are skipped.
+func (r *Registry) Names(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(r.Dir, dir))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+func (r *Registry) list(dir string) ([]*Record, []error) {
+	names, err := r.Names(dir)
 	if err != nil {
 		return nil, []error{err}
 	}
 	var recs []*Record
 	var errs []error
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
+	for _, name := range names {
 		rec, err := r.Read(name)
 		if err != nil {
 			errs = append(errs, err)

@@ -17,7 +17,6 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -93,11 +92,15 @@ type Record struct {
 // processes (not stopped or failed).
 func (r *Record) Live() bool { return r.State != StateStopped && r.State != StateFailed }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-// CheckName validates a session name.
+// CheckName validates a session name: 1–64 of [A-Za-z0-9._-], not "."
+// or "..".
 func CheckName(name string) error {
-	if !nameRE.MatchString(name) || name == "." || name == ".." {
+	ok := len(name) >= 1 && len(name) <= 64 && name != "." && name != ".."
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	if !ok {
 		return fmt.Errorf("%w: %q: use 1–64 of A-Z a-z 0-9 . _ -", ErrBadName, name)
 	}
 	return nil

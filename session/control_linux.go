@@ -107,7 +107,7 @@ func readReceipt(rec *registry.Record) (*receipt.Receipt, error) {
 // Family returns the live sessions owned, directly or through others, by
 // the session with supervisor token sup, children before parents.
 func Family(reg *registry.Registry, sup string) []*registry.Record {
-	recs, _ := reg.List()
+	recs, _ := reg.ListLive()
 	var out []*registry.Record
 	var walk func(tok string)
 	walk = func(tok string) {
@@ -137,7 +137,7 @@ func admitPool(reg *registry.Registry, pool string, max int) error {
 	if max <= 0 {
 		return nil
 	}
-	recs, _ := reg.List()
+	recs, _ := reg.ListLive()
 	live := 0
 	for _, r := range recs {
 		if r.Pool != pool || !r.Live() {

@@ -298,7 +298,7 @@ func enclosingSession(reg *registry.Registry) (string, bool) {
 	if syscall.Stat(dir, &st) != nil {
 		return "", false
 	}
-	recs, _ := reg.List()
+	recs, _ := reg.ListLive()
 	for _, r := range recs {
 		if r.Live() && r.Cgroup != "" && (r.Cgroup == dir || strings.HasPrefix(dir, r.Cgroup+"/")) {
 			var lst syscall.Stat_t
