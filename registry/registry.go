@@ -5,7 +5,9 @@
 // Layout under the state directory (all 0700, owned by the user, never a
 // symlink, checked on every open):
 //
-//	records/NAME.json   the session's record, written atomically
+//	records/NAME.json   the record of a session or run that may have processes
+//	ended/NAME.json     the record once it has ended (history: not scanned
+//	                    by reap or ls unless asked)
 //	s/NAME/             the session's runtime dir: tmp/, sock/, spec.json
 //	logs/NAME.log       its output (bounded; NAME.log.1 after rotation)
 //	receipts/NAME.json  its stop receipt
