@@ -45,8 +45,10 @@ func Open(t Token) (*Handle, error) {
 func OpenPID(pid int) (*Handle, error) {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil, fmt.Errorf("%w: pid %d", ErrGone, pid)
+		// ENOENT (EINVAL before Linux 6.9): the pid is now a thread of
+		// another process, not a process; whichever process had it is gone.
+		if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL) {
+			return nil, fmt.Errorf("%w: pid %d is not a process", ErrGone, pid)
 		}
 		return nil, os.NewSyscallError("pidfd_open", err)
 	}

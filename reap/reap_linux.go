@@ -181,7 +181,7 @@ func classify(reg *registry.Registry, name string, o Options, runtimeDirs map[st
 	case rec.Main != "":
 		a.Class, a.Plan = DeadFallback, "stop the recorded main process if its token still matches; descendants cannot be proven"
 	default:
-		a.Class, a.Plan = DeadEmpty, "mark it stopped: nothing of it was started"
+		a.Class, a.Plan = DeadEmpty, "mark it stopped: nothing of it is left to prove (no leaf, no recorded process)"
 	}
 	return a, rec
 }
