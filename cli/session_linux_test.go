@@ -127,15 +127,21 @@ func TestSessionTmuxOutlivesScratch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tether stop = %d: %s", code, stderr)
 	}
+	// The term step saw the server and its pane (members_seen may count
+	// one: the server can end its pane before the pane's pidfd is opened).
 	var doc struct {
 		Receipts []struct {
 			StopConfirmed bool `json:"stop_confirmed"`
-			Evidence      struct {
-				MembersSeen int `json:"members_seen"`
-			} `json:"evidence"`
+			Stop          struct {
+				Steps []struct {
+					Name    string `json:"name"`
+					Members int    `json:"members"`
+				} `json:"steps"`
+			} `json:"stop"`
 		} `json:"receipts"`
 	}
-	if err := json.Unmarshal([]byte(stopOut), &doc); err != nil || len(doc.Receipts) != 1 || !doc.Receipts[0].StopConfirmed || doc.Receipts[0].Evidence.MembersSeen < 2 {
+	if err := json.Unmarshal([]byte(stopOut), &doc); err != nil || len(doc.Receipts) != 1 || !doc.Receipts[0].StopConfirmed ||
+		len(doc.Receipts[0].Stop.Steps) == 0 || doc.Receipts[0].Stop.Steps[0].Name != "term" || doc.Receipts[0].Stop.Steps[0].Members < 2 {
 		t.Errorf("stop receipts = %s (%v)", stopOut, err)
 	}
 	assertNoSurvivors(t)
