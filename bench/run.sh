@@ -12,4 +12,4 @@ run -bench 'Stop1000|StopTree' -benchtime 10x
 run -bench 'SupervisorRSS' -benchtime 1x
 run -bench 'Ls' -benchtime 5x
 run -bench 'Reap' -benchtime 5x
-TETHER_LEAK_TABLE="${TETHER_LEAK_TABLE:-bench/leaks.md}" run -bench 'LeakTable' -benchtime 1x
+TETHER_LEAK_TABLE="${TETHER_LEAK_TABLE:-$PWD/bench/leaks.md}" run -bench 'LeakTable' -benchtime 1x

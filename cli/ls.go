@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -36,10 +37,7 @@ Run from inside a session, it shows that session and the sessions it owns;
 				e.warnf("%v", err)
 			}
 			recs = selectSessions(e, reg, recs, all)
-			out := make([]session.Status, 0, len(recs))
-			for _, r := range recs {
-				out = append(out, session.StatusOf(r))
-			}
+			out := session.StatusOfAll(recs)
 			if asJSON {
 				return printJSON(e, map[string]any{"schema_version": 1, "sessions": out})
 			}
@@ -74,7 +72,9 @@ func selectSessions(e *env, reg *registry.Registry, recs []*registry.Record, all
 }
 
 func printTable(e *env, ss []session.Status) {
-	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	buf := bufio.NewWriter(e.stdout)
+	defer buf.Flush()
+	w := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tSTATE\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH")
 	for _, s := range ss {
 		owner := s.Owner

@@ -28,6 +28,21 @@ func Open(t Token) (*Handle, error) {
 	if t.BootID != boot {
 		return nil, fmt.Errorf("%w: %s is from another boot", ErrMismatch, t)
 	}
+	if t.Ino != 0 {
+		// The pidfs inode is unique per process for the boot: a pidfd
+		// with the token's inode is that process, no /proc read needed.
+		fd, err := unix.PidfdOpen(t.PID, unix.PIDFD_NONBLOCK)
+		if err == nil {
+			if pidfsIno(fd) == t.Ino {
+				if !alive(fd) { // a zombie: it has exited
+					unix.Close(fd)
+					return nil, fmt.Errorf("%w: %s exited", ErrGone, t)
+				}
+				return &Handle{Token: t, fd: fd}, nil
+			}
+			unix.Close(fd)
+		}
+	}
 	h, err := OpenPID(t.PID)
 	if err != nil {
 		return nil, err

@@ -115,3 +115,25 @@ func TestCmdlineAndStartedAt(t *testing.T) {
 		t.Errorf("StartedAt(%s) = %v, %v from now; want within a minute", tok, at, d)
 	}
 }
+
+// TestOpenZombieIsGone: a process that exited but is not yet reaped is
+// gone for Open, on the pidfs-inode fast path too.
+func TestOpenZombieIsGone(t *testing.T) {
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := OpenChild(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Identify(); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitExit(5 * time.Second)
+	if _, err := Open(h.Token); !errors.Is(err, ErrGone) {
+		t.Errorf("Open(zombie %s) = %v, want ErrGone", h.Token, err)
+	}
+	h.Reap()
+}

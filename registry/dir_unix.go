@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tether-run/tether/atomicfile"
 	"golang.org/x/sys/unix"
@@ -296,15 +298,33 @@ func (r *Registry) list(dir string) ([]*Record, []error) {
 	if err != nil {
 		return nil, []error{err}
 	}
+	// Records are independent files: read them in parallel.
+	got := make([]*Record, len(names))
+	errAt := make([]error, len(names))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0)*2, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				got[i], errAt[i] = r.Read(names[i])
+			}
+		}()
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var recs []*Record
 	var errs []error
-	for _, name := range names {
-		rec, err := r.Read(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for i := range names {
+		if errAt[i] != nil {
+			errs = append(errs, errAt[i])
+		} else {
+			recs = append(recs, got[i])
 		}
-		recs = append(recs, rec)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
 	return recs, errs

@@ -69,3 +69,12 @@ func (t *RunTracker) Stopping(reason string) {}
 
 // Finish is not implemented on this system.
 func (t *RunTracker) Finish(r *receipt.Receipt, err error) error { return nil }
+
+// StatusOfAll is StatusOf for many records.
+func StatusOfAll(recs []*registry.Record) []Status {
+	out := make([]Status, len(recs))
+	for i, r := range recs {
+		out[i] = StatusOf(r)
+	}
+	return out
+}

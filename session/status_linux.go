@@ -1,15 +1,17 @@
 package session
 
 import (
-	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/procfs"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -37,13 +39,13 @@ func StatusOf(rec *registry.Record) Status {
 		}
 	}
 	if rec.Cgroup != "" && rec.Live() && sameLeaf(rec.Cgroup, rec.CgroupID) {
-		if b, err := os.ReadFile(filepath.Join(rec.Cgroup, "cgroup.procs")); err == nil {
+		if b, err := procfs.ReadFile(filepath.Join(rec.Cgroup, "cgroup.procs")); err == nil {
 			s.Procs = len(strings.Fields(string(b)))
 		}
-		if b, err := os.ReadFile(filepath.Join(rec.Cgroup, "memory.current")); err == nil {
+		if b, err := procfs.ReadFile(filepath.Join(rec.Cgroup, "memory.current")); err == nil {
 			s.MemoryBytes, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		}
-		if b, err := os.ReadFile(filepath.Join(rec.Cgroup, "cpu.stat")); err == nil {
+		if b, err := procfs.ReadFile(filepath.Join(rec.Cgroup, "cpu.stat")); err == nil {
 			if st, err := cgroup.ParseCPUStat(b); err == nil {
 				s.CPUUsec = int64(st.UsageUsec)
 			}
@@ -73,4 +75,27 @@ func Inside(rec *registry.Record) bool {
 	}
 	dir := filepath.Join(m, self)
 	return dir == rec.Cgroup || strings.HasPrefix(dir, rec.Cgroup+"/")
+}
+
+// StatusOfAll is StatusOf for many records, in parallel: each one is a few
+// independent system calls.
+func StatusOfAll(recs []*registry.Record) []Status {
+	out := make([]Status, len(recs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0)*2, len(recs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = StatusOf(recs[i])
+			}
+		}()
+	}
+	for i := range recs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
 }
