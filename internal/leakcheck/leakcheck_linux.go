@@ -91,7 +91,8 @@ func enter(mark string) []home {
 			continue
 		}
 		h := home{back: filepath.Join(root, f[2]), v1: f[1] != ""}
-		h.dir = filepath.Join(h.back, "tether-test-"+mark)
+		sweepStale(h.back)
+		h.dir = filepath.Join(h.back, fmt.Sprintf("tether-test-%d-%s", os.Getpid(), mark))
 		if os.Mkdir(h.dir, 0o755) != nil {
 			continue
 		}
@@ -264,4 +265,31 @@ func leaves(root string) map[string]bool {
 func cmdline(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
+// sweepStale removes empty test homes (tether-test-PID-MARK) under dir
+// whose test binary is gone: one killed before its cleanup (a go test
+// timeout, a SIGKILL) cannot remove its own.
+func sweepStale(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "tether-test-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, mark, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if !ok || err != nil {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil && bytes.Contains(env, []byte(Env+"="+mark)) {
+			continue // its test binary is alive
+		}
+		home := filepath.Join(dir, e.Name())
+		if b, _ := os.ReadFile(filepath.Join(home, "cgroup.procs")); len(bytes.TrimSpace(b)) > 0 {
+			continue // not empty: leave it to be seen
+		}
+		removeTree(home)
+	}
 }
