@@ -174,6 +174,10 @@ func (l *Leaf) Killed() bool {
 	return l.killed
 }
 
+// notifyDelay covers the kernel's rate limit on cgroup.events
+// notifications (10 ms, plus a jiffy at HZ=250).
+const notifyDelay = 15 * time.Millisecond
+
 // WaitEmpty waits up to d for cgroup.events to say "populated 0" and reports
 // whether it did. It sleeps in poll(2): kernfs wakes pollers of
 // cgroup.events with POLLPRI when the file changes.
@@ -190,7 +194,8 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 		return false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	deadline := time.Now().Add(d)
+	start := time.Now()
+	deadline := start.Add(d)
 	buf := make([]byte, 256)
 	for {
 		// Each read re-arms the poll notification.
@@ -208,6 +213,13 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return false, nil
+		}
+		// The kernel rate-limits cgroup.events notifications (one per
+		// ~10 ms per cgroup; a later change is delayed by a timer), so
+		// early in a wait, right after the change that started it, poll
+		// in 1 ms slices and re-read rather than sleep through the delay.
+		if time.Since(start) < notifyDelay {
+			left = min(left, time.Millisecond)
 		}
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
 		ms := int((left + time.Millisecond - 1) / time.Millisecond)

@@ -110,17 +110,25 @@ func (p *protocol) fallbackKill() bool {
 			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.killWait()), len(members), nil)
 			return false
 		}
+		var sent []*identity.Handle
 		for _, st := range members {
 			if h, _ := p.track(st); h != nil && h.Signal(syscall.SIGKILL) == nil {
 				killed++
+				sent = append(sent, h)
 			}
 		}
 		if rounds == 0 {
 			p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
 		}
 		rounds++
+		// Wait on the pidfds already held rather than walking /proc again
+		// at once: a walk reads every process on the machine, so its cost
+		// follows the machine, not the group. The next walk only has to
+		// catch children forked during the kill.
+		for _, h := range sent {
+			h.WaitExit(time.Until(deadline))
+		}
 		p.reapOrphans(time.Now(), p.fallbackOrphan)
-		time.Sleep(time.Millisecond)
 	}
 }
 
