@@ -61,6 +61,10 @@ func Open(dir string) (*Registry, error) {
 
 // ensureDir creates d (0700) if missing, then checks it.
 func (r *Registry) ensureDir(d string) error {
+	err := r.checkDir(d)
+	if !errors.Is(err, os.ErrNotExist) {
+		return err // checked, or unsafe
+	}
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("registry: create %s: %w", d, err)
 	}
