@@ -32,46 +32,43 @@ func Run(reg *registry.Registry, o Options) *Report {
 	if err != nil {
 		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
 	}
-	// Classification only reads (records, /proc, the cgroupfs) and records
-	// are independent: classify them in parallel, then act in order.
+	// Records are independent: classify them in parallel (reads of
+	// records, /proc, the cgroupfs), then act on them in parallel too
+	// (each action touches only its own record, leaf and dirs).
 	type result struct {
-		a   Action
-		rec *registry.Record
+		a    Action
+		rec  *registry.Record
+		keep bool
 	}
 	results := make([]result, len(names))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(8, len(names)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				a, rec := classify(reg, names[i], o, runtimeDirs)
-				results[i] = result{a, rec}
-			}
-		}()
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel(len(names), func(i int) {
+		a, rec := classify(reg, names[i], o, runtimeDirs)
+		results[i] = result{a: a, rec: rec}
+	})
 	referenced := map[string]bool{}
-	for _, res := range results {
-		a, rec := res.a, res.rec
-		if rec != nil && rec.Cgroup != "" {
-			referenced[rec.Cgroup] = true
+	var todo []int
+	for i, res := range results {
+		if res.rec != nil && res.rec.Cgroup != "" {
+			referenced[res.rec.Cgroup] = true
 		}
-		if a.Class == Supervised || (o.Quick && a.Class != DeadLeaf && a.Class != DeadFallback && a.Class != DeadEmpty && a.Class != OtherBoot) {
-			if !o.Quick {
-				rep.Actions = append(rep.Actions, a)
-			}
+		c := res.a.Class
+		if c == Supervised || (o.Quick && c != DeadLeaf && c != DeadFallback && c != DeadEmpty && c != OtherBoot) {
+			results[i].keep = !o.Quick
 			continue
 		}
+		results[i].keep = true
 		if !o.DryRun {
-			act(reg, rec, &a, o)
+			todo = append(todo, i)
 		}
-		rep.Actions = append(rep.Actions, a)
+	}
+	parallel(len(todo), func(j int) {
+		r := &results[todo[j]]
+		act(reg, r.rec, &r.a, o)
+	})
+	for _, res := range results {
+		if res.keep {
+			rep.Actions = append(rep.Actions, res.a)
+		}
 	}
 	if !o.Quick {
 		rep.Actions = append(rep.Actions, stale(reg, names, o)...)
@@ -269,7 +266,7 @@ func quarantine(reg *registry.Registry, name, why string) error {
 	if err := os.Mkdir(q, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	if err := reg.CheckDir(q); err != nil {
+	if err := reg.CheckDir(q); err != nil { // a planted quarantine/ is refused
 		return err
 	}
 	stamp := time.Now().UTC().Format("20060102T150405.000000000")
@@ -354,4 +351,25 @@ func stale(reg *registry.Registry, names []string, o Options) []Action {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// parallel calls f(0..n-1) on a few goroutines: the work is system calls
+// on independent files, which overlap well even on two cores.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(8, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
