@@ -86,7 +86,13 @@ func newRoot(e *env) *cobra.Command {
 		Long: `tether runs a command inside a fresh cgroup v2 leaf it owns, with a deadline,
 and stops everything in it — setsid'd, double-forked and TERM-ignoring
 descendants included — ending in kernel-confirmed emptiness and a JSON
-receipt that proves it.`,
+receipt that proves it (tether run).
+
+Long-lived daemons run as named sessions that stay reachable, listable and
+stoppable after their caller and its scratch are gone, and stop when their
+owner dies (tether start, ls, status, logs, wait, stop). tether reap
+reclaims what crashed owners left behind, acting only on identity it can
+prove. tether doctor explains what this host offers.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
