@@ -94,7 +94,8 @@ func quickReap(e *env, reg *registry.Registry, off bool) {
 	if off || e.getenv("TETHER_NO_REAP") == "1" || reg == nil {
 		return
 	}
-	for _, a := range reap.Run(reg, reap.Options{Quick: true}).Actions {
+	// Cheap: a short grace, since it delays the caller's own start.
+	for _, a := range reap.Run(reg, reap.Options{Quick: true, Grace: 200 * time.Millisecond}).Actions {
 		if a.Error != "" {
 			e.warnf("reap %s: %s", a.Name, a.Error)
 		}
