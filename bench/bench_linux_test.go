@@ -86,59 +86,6 @@ func BenchmarkStartToExit(b *testing.B) {
 	b.ReportMetric(median(got[2])/median(got[1]), "goexec-ratio")
 }
 
-// tree1000 starts 999 members besides the main shell: a third setsid, a
-// third double-forked, a third plain children; the second half ignore
-// SIGTERM. It touches $D/ready when all exist.
-const tree1000 = `i=0
-while [ $i -lt 333 ]; do
-  [ $i -eq 166 ] && trap "" TERM
-  setsid sleep 1000 & (sleep 1000 &); sleep 1000 &
-  i=$((i+1))
-done
-touch "$D/ready"
-wait`
-
-// stopTree starts the tree with mech, stops it with no grace, and returns
-// the time from the start of the kill phase to confirmed empty and reaped,
-// and the part of it spent before the group was seen empty.
-func stopTree(b *testing.B, mech receipt.Mechanism) (total, empty time.Duration) {
-	b.Helper()
-	dir := b.TempDir()
-	c := contain.Command("sh", "-c", tree1000)
-	c.Env = append(os.Environ(), "D="+dir)
-	c.Mechanism = mech
-	c.Grace = -1
-	c.AdoptOrphans = true
-	if err := c.Start(); err != nil {
-		b.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	c.Stop(contain.ReasonRequest)
-	c.Wait()
-	r := c.Receipt()
-	if !r.StopConfirmed || r.Evidence.MembersSeen < 1000 {
-		b.Fatalf("%s: stop_confirmed %t, members %d (want ≥1000); steps %+v", mech, r.StopConfirmed, r.Evidence.MembersSeen, r.Stop.Steps)
-	}
-	var kill, reap time.Time
-	for _, s := range r.Stop.Steps {
-		switch s.Name {
-		case "kill":
-			kill = s.At
-		case "reap":
-			reap = s.At
-		}
-	}
-	if kill.IsZero() || reap.IsZero() {
-		b.Fatalf("%s: no kill or reap step in %+v", mech, r.Stop.Steps)
-	}
-	return reap.Sub(kill), r.Evidence.EmptyAt.Sub(kill)
-}
-
 // BenchmarkStop1000 measures stopping 1,000 processes from the start of the
 // kill phase to confirmed empty and reaped: cgroup.kill against the
 // fallback's walk-and-SIGKILL, alternating.
@@ -152,7 +99,7 @@ func BenchmarkStop1000(b *testing.B) {
 	for i := range b.N {
 		for j := range mechs {
 			m := mechs[(i+j)%2]
-			tot, emp := stopTree(b, m)
+			tot, emp := stopTreeOf(b, m, 1000)
 			got[m] = append(got[m], tot)
 			empty[m] = append(empty[m], emp)
 		}

@@ -40,9 +40,10 @@ func reportSpread(b *testing.B, name string, d []time.Duration) float64 {
 	return med
 }
 
-// treeScript is tree1000 for a tree of n processes, the main shell
-// included: (n-1)/3 rounds of a setsid, a double-forked and a plain child,
-// the second half of them ignoring SIGTERM. Sizes of 3k+1 are exact.
+// treeScript makes a tree of n processes, the main shell included:
+// (n-1)/3 rounds of a setsid, a double-forked and a plain child, the
+// second half of them ignoring SIGTERM; it touches $D/ready when all
+// exist. Sizes of 3k+1 are exact.
 func treeScript(n int) string {
 	rounds := (n - 1) / 3
 	return fmt.Sprintf(`i=0
@@ -65,10 +66,10 @@ wait`, rounds, rounds/2)
 // as stopped trees usually have.
 const settleTree = 25 * time.Millisecond
 
-// stopTreeOf is stopTree for a tree of n processes: it starts the tree
-// with mech, stops it with no grace, and returns the time from the start
-// of the kill phase to confirmed empty and reaped, and the part of it
-// spent before the group was seen empty.
+// stopTreeOf starts a tree of n processes with mech, stops it with no
+// grace, and returns the time from the start of the kill phase to
+// confirmed empty and reaped, and the part of it spent before the group
+// was seen empty.
 func stopTreeOf(b *testing.B, mech receipt.Mechanism, n int) (total, empty time.Duration) {
 	b.Helper()
 	dir := b.TempDir()
