@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/tether-run/tether/internal/par"
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
@@ -41,7 +42,7 @@ func Run(reg *registry.Registry, o Options) *Report {
 		keep bool
 	}
 	results := make([]result, len(names))
-	parallel(len(names), func(i int) {
+	par.For(len(names), func(i int) {
 		a, rec := classify(reg, names[i], o, runtimeDirs)
 		results[i] = result{a: a, rec: rec}
 	})
@@ -61,7 +62,7 @@ func Run(reg *registry.Registry, o Options) *Report {
 			todo = append(todo, i)
 		}
 	}
-	parallel(len(todo), func(j int) {
+	par.For(len(todo), func(j int) {
 		r := &results[todo[j]]
 		act(reg, r.rec, &r.a, o)
 	})
@@ -351,25 +352,4 @@ func stale(reg *registry.Registry, names []string, o Options) []Action {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
-}
-
-// parallel calls f(0..n-1) on a few goroutines: the work is system calls
-// on independent files, which overlap well even on two cores.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(8, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

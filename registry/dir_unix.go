@@ -9,10 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/tether-run/tether/internal/par"
 
 	"github.com/tether-run/tether/atomicfile"
 	"golang.org/x/sys/unix"
@@ -305,22 +305,7 @@ func (r *Registry) list(dir string) ([]*Record, []error) {
 	// Records are independent files: read them in parallel.
 	got := make([]*Record, len(names))
 	errAt := make([]error, len(names))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0)*2, len(names)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				got[i], errAt[i] = r.Read(names[i])
-			}
-		}()
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	par.For(len(names), func(i int) { got[i], errAt[i] = r.Read(names[i]) })
 	var recs []*Record
 	var errs []error
 	for i := range names {

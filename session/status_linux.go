@@ -2,12 +2,12 @@ package session
 
 import (
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tether-run/tether/internal/par"
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
@@ -81,21 +81,6 @@ func Inside(rec *registry.Record) bool {
 // independent system calls.
 func StatusOfAll(recs []*registry.Record) []Status {
 	out := make([]Status, len(recs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0)*2, len(recs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = StatusOf(recs[i])
-			}
-		}()
-	}
-	for i := range recs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	par.For(len(recs), func(i int) { out[i] = StatusOf(recs[i]) })
 	return out
 }
