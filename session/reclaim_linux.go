@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/tether-run/tether/cgroup"
 
 	"github.com/tether-run/tether/registry"
 )
@@ -33,34 +32,26 @@ func Reclaim(reg *registry.Registry, rec *registry.Record) error {
 }
 
 // killLeaf empties and removes the leaf at path if it is still the one
-// with id.
+// with id (cgroup.OpenLeaf proves it by the directory's inode).
 func killLeaf(path string, id uint64) error {
-	fd, err := unix.Open(path, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if errors.Is(err, unix.ENOENT) {
+	l, err := cgroup.OpenLeaf(path, id)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil // already gone
 	}
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return fmt.Errorf("session: %w: left alone", err)
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Ino != id {
-		return fmt.Errorf("session: %s is not the recorded leaf (id %d, found %d): left alone", path, id, st.Ino)
-	}
-	kill, err := unix.Openat(fd, "cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: filepath.Join(path, "cgroup.kill"), Err: err}
-	}
-	_, err = unix.Write(kill, []byte("1"))
-	unix.Close(kill)
-	if err != nil {
+	if err := l.Kill(); err != nil {
+		l.Close()
 		return err
 	}
-	for range 500 {
-		if err := unix.Rmdir(path); err == nil || errors.Is(err, unix.ENOENT) {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
+	if empty, err := l.WaitEmpty(5 * time.Second); err != nil || !empty {
+		l.Close()
+		return fmt.Errorf("session: %s still populated after cgroup.kill (%v)", path, err)
 	}
-	return fmt.Errorf("session: %s still populated after cgroup.kill", path)
+	if err := l.Remove(); err != nil {
+		l.Close()
+		return err
+	}
+	return nil
 }
