@@ -18,15 +18,14 @@ import (
 )
 
 type runFlags struct {
-	timeout      time.Duration
-	grace        time.Duration
-	killWait     time.Duration
-	receipt      string
-	cgroupParent string
-	require      string
-	mechanism    string
-	quiet        bool
-	noReap       bool
+	timeout  time.Duration
+	grace    time.Duration
+	killWait time.Duration
+	receipt  string
+	require  string
+	containFlags
+	quiet  bool
+	noReap bool
 
 	limitFlags
 }
@@ -71,9 +70,8 @@ executed; 127 if it was not found.`,
 	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
 	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start")
-	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
+	f.containFlags.register(fl, "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
-	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment to use: auto, cgroup or fallback")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
 	f.limitFlags.register(fl)
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
@@ -81,15 +79,9 @@ executed; 127 if it was not found.`,
 }
 
 func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
-	var mech receipt.Mechanism
-	switch f.mechanism {
-	case "auto", "":
-	case "cgroup":
-		mech = receipt.MechanismCgroup
-	case "fallback":
-		mech = receipt.MechanismFallback
-	default:
-		return "", fmt.Errorf("--mechanism %q: want auto, cgroup or fallback", f.mechanism)
+	mech, err := f.resolve(e)
+	if err != nil {
+		return "", err
 	}
 	switch f.require {
 	case "":
@@ -106,9 +98,6 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 	}
 	if f.killWait == 0 {
 		return "", errors.New("--kill-wait must be positive: it bounds the wait for the kernel to empty the group")
-	}
-	if f.cgroupParent == "" {
-		f.cgroupParent = e.getenv("TETHER_CGROUP_PARENT")
 	}
 	if f.cgroupParent != "" && !filepath.IsAbs(f.cgroupParent) {
 		return "", fmt.Errorf("cgroup parent %q: must be an absolute path in the cgroup v2 hierarchy", f.cgroupParent)

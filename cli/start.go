@@ -17,9 +17,9 @@ type startFlags struct {
 	ttl, grace, killWait        time.Duration
 	pool                        string
 	max                         int
-	cgroupParent, mechanism     string
-	json                        bool
-	noReap                      bool
+	containFlags
+	json   bool
+	noReap bool
 	limitFlags
 }
 
@@ -67,8 +67,7 @@ for usage errors.`,
 	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.pool, "pool", "", "pool `NAME` the session belongs to (with --max)")
 	fl.IntVar(&f.max, "max", 0, "with --pool: refuse when N live sessions of the pool exist (dead ones are reclaimed first)")
-	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
-	fl.StringVar(&f.mechanism, "mechanism", "auto", "containment: auto, cgroup or fallback")
+	f.containFlags.register(fl, "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
 	fl.BoolVar(&f.json, "json", false, "print the session's record as JSON")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
@@ -83,14 +82,9 @@ func runStart(e *env, f *startFlags, args []string) error {
 	if f.max < 0 || (f.max > 0 && f.pool == "") {
 		return exit(ExitUsage, errors.New("--max needs --pool and a positive number"))
 	}
-	mech := f.mechanism
-	if mech == "auto" {
-		mech = ""
-	} else if mech != "cgroup" && mech != "fallback" {
-		return exit(ExitUsage, fmt.Errorf("--mechanism %q: want auto, cgroup or fallback", f.mechanism))
-	}
-	if f.cgroupParent == "" {
-		f.cgroupParent = e.getenv("TETHER_CGROUP_PARENT")
+	mech, err := f.resolve(e)
+	if err != nil {
+		return exit(ExitUsage, err)
 	}
 	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
@@ -102,7 +96,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 	quickReap(e, reg, f.noReap)
 	o := session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
-		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: mech,
+		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 	}
 	if f.grace == 0 {
