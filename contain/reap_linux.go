@@ -10,10 +10,7 @@ import (
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/procfs"
-	"github.com/tether-run/tether/receipt"
 )
-
-type cpuRecord = receipt.CPU
 
 // children lists the calling process's children. Each thread has its own
 // list (/proc/self/task/TID/children) and orphans are reparented to any

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/crash"
+	"github.com/tether-run/tether/receipt"
 
 	"github.com/tether-run/tether/identity"
 )
@@ -63,7 +64,7 @@ func (p *protocol) runCgroup() {
 	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
 
 	if cpu, err := leaf.CPU(); err == nil {
-		p.c.rec.Cgroup.CPU = &cpuRecord{UsageUsec: cpu.UsageUsec, UserUsec: cpu.UserUsec, SystemUsec: cpu.SystemUsec}
+		p.c.rec.Cgroup.CPU = &receipt.CPU{UsageUsec: cpu.UsageUsec, UserUsec: cpu.UserUsec, SystemUsec: cpu.SystemUsec}
 	}
 	if !empty {
 		// Removing a populated leaf fails; keep it (and its fd closed) so
