@@ -54,6 +54,21 @@ func Open(t Token) (*Handle, error) {
 	return h, nil
 }
 
+// Check reports whether the process a token string names is alive: nil
+// if it is, an error wrapping ErrGone or ErrMismatch if it is provably
+// not, ErrBadToken for a malformed token, another error if it cannot tell.
+func Check(token string) error {
+	t, err := Parse(token)
+	if err != nil {
+		return err
+	}
+	h, err := Open(t)
+	if err != nil {
+		return err
+	}
+	return h.Close()
+}
+
 // OpenPID opens a pidfd for pid and reads its token. The token is read after
 // the pidfd is open and checked while the process is still alive, so a pid
 // reused in between cannot lend its identity to the pidfd.

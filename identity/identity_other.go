@@ -58,3 +58,6 @@ func (h *Handle) Identify() error { return errors.ErrUnsupported }
 
 // Reap is not implemented on this system.
 func (h *Handle) Reap() error { return errors.ErrUnsupported }
+
+// Check is not implemented on this system.
+func Check(token string) error { return errors.ErrUnsupported }

@@ -284,18 +284,7 @@ func quarantine(reg *registry.Registry, name, why string) error {
 
 // supervisorAlive reports whether the record's supervisor is provably
 // alive.
-func supervisorAlive(rec *registry.Record) bool {
-	tok, err := identity.Parse(rec.Supervisor)
-	if err != nil {
-		return false
-	}
-	h, err := identity.Open(tok)
-	if err != nil {
-		return false
-	}
-	h.Close()
-	return true
-}
+func supervisorAlive(rec *registry.Record) bool { return identity.Check(rec.Supervisor) == nil }
 
 // stale finds runtime dirs without a record and temp files of interrupted
 // record writes; those older than StaleAge are removed (unless dry-run).

@@ -170,14 +170,6 @@ func admitPool(reg *registry.Registry, pool string, max int) error {
 
 // ownerDead reports whether a session's recorded owner is provably gone.
 func ownerDead(r *registry.Record) bool {
-	tok, err := identity.Parse(r.OwnerToken)
-	if err != nil {
-		return false
-	}
-	h, err := identity.Open(tok)
-	if err != nil {
-		return errors.Is(err, identity.ErrGone) || errors.Is(err, identity.ErrMismatch)
-	}
-	h.Close()
-	return false
+	err := identity.Check(r.OwnerToken)
+	return errors.Is(err, identity.ErrGone) || errors.Is(err, identity.ErrMismatch)
 }

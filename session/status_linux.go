@@ -28,13 +28,7 @@ func StatusOf(rec *registry.Record) Status {
 			s.State = "unsupervised"
 		}
 		if rec.OwnerToken != "" {
-			alive := false
-			if tok, err := identity.Parse(rec.OwnerToken); err == nil {
-				if h, err := identity.Open(tok); err == nil {
-					h.Close()
-					alive = true
-				}
-			}
+			alive := identity.Check(rec.OwnerToken) == nil
 			s.OwnerAlive = &alive
 		}
 	}
