@@ -20,13 +20,13 @@ func (c *Cmd) applyLimits() error {
 	if b != nil {
 		c.rec.Limits = b.Receipt()
 	}
+	c.sys.budget = b // failStart restores what it enabled in the parent
 	if err != nil {
 		if b != nil {
 			b.Remove()
 		}
 		return err
 	}
-	c.sys.budget = b
 	return nil
 }
 

@@ -82,6 +82,11 @@ func (p *protocol) runCgroup() {
 	p.ev.LeafRemoved = err == nil
 	p.c.rec.Cgroup.Removed = err == nil
 	p.step("remove", "rmdir "+leaf.Path, 0, err)
+	if err == nil {
+		if rerr := p.c.sys.budget.Restore(); rerr != nil {
+			p.step("restore", "disable the controllers enabled for the leaf in its parent", 0, rerr)
+		}
+	}
 }
 
 // graceWait waits up to the grace period for populated 0, in short slices

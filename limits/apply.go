@@ -74,6 +74,10 @@ type Budget struct {
 	backend map[string]string // controller → "v2" or "v1"
 	dirs    map[string]Dir    // controller → where its files are
 	v1      map[string]Dir    // v1 leaves created, by controller
+	// enabled are the controllers ApplyTo enabled in enabledIn, the v2
+	// leaf's parent, for Restore to disable again.
+	enabled   []string
+	enabledIn PathDir
 }
 
 // Receipt returns what was applied and, after Outcome, what happened.
@@ -192,10 +196,64 @@ func (a *applier) enableV2(ctrl string) string {
 	if !hasWord(avail, ctrl) {
 		return fmt.Sprintf("cgroup v2: %s does not offer it (cgroup.controllers: %q)", parent, avail)
 	}
+	if why := populated(parent, len(a.host.V2Parents) == 1); why != "" {
+		return "cgroup v2: " + why
+	}
 	if err := parent.WriteFile("cgroup.subtree_control", "+"+ctrl); err != nil {
 		return fmt.Sprintf("cgroup v2: cannot enable it in %s/cgroup.subtree_control (a cgroup with processes of its own cannot; give tether an empty delegated parent with --cgroup-parent): %v", parent, err)
 	}
+	a.b.enabled = append(a.b.enabled, ctrl)
+	a.b.enabledIn = parent
 	return ""
+}
+
+// populated says why controllers must not be enabled in dir, or "". The
+// kernel refuses domain controllers (memory, io) in a cgroup with
+// processes of its own, but accepts threaded ones (pids, cpu, cpuset) and
+// turns the cgroup "domain threaded": its new children are then invalid
+// and every later start into them fails (EOPNOTSUPP), also for other
+// programs. So tether never enables any controller there. The root is
+// exempt from the rule.
+func populated(dir PathDir, root bool) string {
+	if root {
+		return ""
+	}
+	if t, err := dir.ReadFile("cgroup.type"); err == nil && t != "domain" {
+		return fmt.Sprintf("%s is of type %q, not \"domain\": tether enables controllers only in a plain domain cgroup", dir, t)
+	}
+	procs, err := dir.ReadFile("cgroup.procs")
+	if err != nil {
+		return fmt.Sprintf("cannot read %s/cgroup.procs: %v", dir, err)
+	}
+	if n := len(strings.Fields(procs)); n > 0 {
+		return fmt.Sprintf("%s holds %d processes of its own, and a controller may be enabled for children only in a cgroup without processes (tether never does it there: pids or cpu would turn it \"domain threaded\" and break later starts); give tether an empty delegated parent (--cgroup-parent), or under systemd let tether take a scope of its own", dir, n)
+	}
+	return ""
+}
+
+// Restore disables the controllers ApplyTo enabled in the leaf's parent,
+// once the parent has no child cgroup left (another run's leaf may still
+// use them), so the parent is left as it was found. Call it after the
+// leaf is removed.
+func (b *Budget) Restore() error {
+	if b == nil || len(b.enabled) == 0 {
+		return nil
+	}
+	ents, err := os.ReadDir(string(b.enabledIn))
+	if err != nil {
+		return fmt.Errorf("limits: restore %s: %w", b.enabledIn, err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			return nil
+		}
+	}
+	var errs []error
+	for _, c := range b.enabled {
+		errs = append(errs, b.enabledIn.WriteFile("cgroup.subtree_control", "-"+c))
+	}
+	b.enabled = nil
+	return errors.Join(errs...)
 }
 
 func hasWord(s, w string) bool {

@@ -122,10 +122,62 @@ func TestApplyUnavailable(t *testing.T) {
 // cgroup.controllers gets it enabled in cgroup.subtree_control.
 func TestApplyEnablesOfferedController(t *testing.T) {
 	leaf := tree(t, nil)
-	parent := tree(t, map[string]string{"cgroup.controllers": "memory pids", "cgroup.subtree_control": ""})
-	ApplyTo(Spec{Pids: 10}, Host{V2: PathDir(leaf), V2Parents: []string{parent}}, true)
+	parent := tree(t, map[string]string{"cgroup.controllers": "memory pids", "cgroup.subtree_control": "", "cgroup.type": "domain", "cgroup.procs": ""})
+	b, _ := ApplyTo(Spec{Pids: 10}, Host{V2: PathDir(leaf), V2Parents: []string{parent, tree(t, nil)}}, true)
 	if got := read(t, parent, "cgroup.subtree_control"); got != "+pids" {
 		t.Errorf("cgroup.subtree_control = %q, want +pids written", got)
+	}
+	// The leaf is gone: Restore leaves the parent as it was found.
+	if err := b.Restore(); err != nil {
+		t.Fatalf("Restore() error = %v", err)
+	}
+	if got := read(t, parent, "cgroup.subtree_control"); got != "-pids" {
+		t.Errorf("cgroup.subtree_control after Restore = %q, want -pids written", got)
+	}
+}
+
+// TestRestoreKeepsControllersInUse: while the parent still has a child
+// cgroup (another run's leaf), Restore disables nothing.
+func TestRestoreKeepsControllersInUse(t *testing.T) {
+	leaf := tree(t, nil)
+	parent := tree(t, map[string]string{"cgroup.controllers": "memory pids", "cgroup.subtree_control": "", "cgroup.type": "domain", "cgroup.procs": ""})
+	os.Mkdir(filepath.Join(parent, "tether-other"), 0o755)
+	b, _ := ApplyTo(Spec{Pids: 10}, Host{V2: PathDir(leaf), V2Parents: []string{parent, tree(t, nil)}}, true)
+	if err := b.Restore(); err != nil {
+		t.Fatalf("Restore() error = %v", err)
+	}
+	if got := read(t, parent, "cgroup.subtree_control"); got != "+pids" {
+		t.Errorf("cgroup.subtree_control = %q, want +pids left for the other child", got)
+	}
+}
+
+// TestApplyNeverEnablesInPopulatedParent: a parent with processes of its
+// own, or one that is not a plain domain, is never written: pids or cpu
+// would turn it "domain threaded" and break every later start there
+// (seen on systemd hosts: EOPNOTSUPP from clone3 for good).
+func TestApplyNeverEnablesInPopulatedParent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"processes", map[string]string{"cgroup.type": "domain", "cgroup.procs": "123\n456\n"}, "holds 2 processes"},
+		{"threaded", map[string]string{"cgroup.type": "domain threaded", "cgroup.procs": ""}, `type "domain threaded"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"cgroup.controllers": "cpu memory pids", "cgroup.subtree_control": "unchanged"}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			parent := tree(t, files)
+			_, err := ApplyTo(Spec{Pids: 10, CPUs: 1, Memory: 1 << 30}, Host{V2: PathDir(tree(t, nil)), V2Parents: []string{parent, tree(t, nil)}}, false)
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ApplyTo() error = %v, want ErrUnavailable saying %q", err, tc.want)
+			}
+			if got := read(t, parent, "cgroup.subtree_control"); got != "unchanged" {
+				t.Errorf("cgroup.subtree_control = %q, want it untouched", got)
+			}
+		})
 	}
 }
 
