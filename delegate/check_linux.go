@@ -1,0 +1,140 @@
+package delegate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// scopeXattr marks a scope that EnterScope created; its value is the
+// unit's name. cgroupfs keeps user.* attributes on directories (Linux 5.7+).
+const scopeXattr = "user.tether.scope"
+
+// booted is sd_booted(3): systemd creates /run/systemd/system at boot.
+var booted = sync.OnceValue(func() bool {
+	fi, err := os.Lstat("/run/systemd/system")
+	return err == nil && fi.IsDir()
+})
+
+// Booted reports whether the host was booted with systemd, whose manager
+// then owns the cgroup tree.
+func Booted() bool { return booted() }
+
+// Check reports whether dir, a cgroup v2 directory, is ours to write by
+// its manager's rules, and how that is proven. It does not check file
+// permissions (cgroup.CheckParent does). An error wraps ErrNotDelegated
+// and says why.
+func Check(ctx context.Context, dir string) (Proof, error) {
+	if !Booted() {
+		return ProofNoManager, nil
+	}
+	unit := unitDir(dir)
+	if unit == "" {
+		return "", fmt.Errorf("%w: %s is not inside a systemd scope or service (slices and the root belong to the manager)", ErrNotDelegated, dir)
+	}
+	if v, _ := getxattr(unit, scopeXattr); v == filepath.Base(unit) {
+		return ProofOwnScope, nil
+	}
+	for _, a := range []string{"trusted.delegate", "user.delegate"} {
+		if v, _ := getxattr(unit, a); v == "1" {
+			return ProofXattr, nil
+		}
+	}
+	m, uid := managerOf(unit)
+	if m == ManagerUser && uid != os.Getuid() {
+		return "", fmt.Errorf("%w: %s belongs to the user manager of uid %d", ErrNotDelegated, unit, uid)
+	}
+	ok, err := unitDelegates(ctx, m, filepath.Base(unit))
+	if err != nil {
+		return "", fmt.Errorf("%w: %s carries no delegation mark and its manager could not be asked: %w", ErrNotDelegated, unit, err)
+	}
+	if !ok {
+		return "", fmt.Errorf("%w: %s is managed by systemd's %s manager without Delegate=yes", ErrNotDelegated, filepath.Base(unit), m)
+	}
+	return ProofUnitProperty, nil
+}
+
+// unitDir returns the nearest of dir and its ancestors that is the cgroup
+// of a unit that holds processes (a scope or a service), or "".
+func unitDir(dir string) string {
+	for d := filepath.Clean(dir); d != "/" && d != "."; d = filepath.Dir(d) {
+		b := filepath.Base(d)
+		if strings.HasSuffix(b, ".scope") || strings.HasSuffix(b, ".service") {
+			return d
+		}
+	}
+	return ""
+}
+
+var userManagerRe = regexp.MustCompile(`/user@(\d+)\.service(/|$)`)
+
+// managerOf says which manager owns the unit at dir: the user manager of
+// a uid for units below user@UID.service, else the system manager. The
+// user@UID.service unit itself belongs to the system manager.
+func managerOf(dir string) (Manager, int) {
+	m := userManagerRe.FindStringSubmatchIndex(dir)
+	if m == nil || m[1] == len(dir) {
+		return ManagerSystem, 0
+	}
+	uid, _ := strconv.Atoi(dir[m[2]:m[3]])
+	return ManagerUser, uid
+}
+
+func getxattr(path, name string) (string, error) {
+	buf := make([]byte, 256)
+	n, err := unix.Getxattr(path, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// procsOf returns the pids in dir's cgroup.procs.
+func procsOf(dir string) ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("delegate: %s: bad pid %q", filepath.Join(dir, "cgroup.procs"), f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// enterChild moves the calling process into dir/supervisor, so that dir,
+// a cgroup delegated to us, holds no process of its own and may enable
+// controllers for leaves beside it. It refuses with ErrBusy when dir holds
+// other processes.
+func enterChild(dir string) error {
+	procs, err := procsOf(dir)
+	if err != nil {
+		return fmt.Errorf("delegate: %w", err)
+	}
+	self := os.Getpid()
+	for _, p := range procs {
+		if p != self {
+			return fmt.Errorf("%w: %s holds pid %d besides ours", ErrBusy, dir, p)
+		}
+	}
+	child := filepath.Join(dir, SupervisorDir)
+	if err := os.Mkdir(child, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("delegate: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(child, "cgroup.procs"), []byte(strconv.Itoa(self)), 0); err != nil {
+		return fmt.Errorf("delegate: move pid %d into %s: %w", self, child, err)
+	}
+	return nil
+}

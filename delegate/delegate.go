@@ -1,0 +1,113 @@
+// Package delegate finds, or obtains from systemd, a cgroup v2 subtree that
+// this process may write by the rules of the manager that owns it.
+//
+// On a host booted with systemd, the manager owns the cgroup tree: only a
+// cgroup it delegated (Delegate=yes) may be written by anyone else, and file
+// ownership is not delegation (everything below user@UID.service belongs to
+// the user, delegated or not). Check proves delegation the way systemd
+// marks it: the system manager sets the trusted.delegate and user.delegate
+// extended attributes on what it delegates; the user manager sets none, so
+// for its units the Delegate property is asked over D-Bus. EnterScope gets a
+// delegated cgroup the way systemd intends: a transient scope with
+// Delegate=yes (StartTransientUnit), as runc's systemd driver and tmux do.
+//
+// On a host without systemd, the kernel's permissions are the only rule: a
+// cgroup this user may write is ours to write.
+package delegate
+
+import "errors"
+
+var (
+	// ErrNotDelegated is returned by Check for a cgroup that its manager
+	// did not delegate to this process. Do not write in it: obtain a scope
+	// with EnterScope, or name a delegated parent.
+	ErrNotDelegated = errors.New("delegate: cgroup is not delegated to us")
+	// ErrNoManager is returned by EnterScope when no systemd manager can be
+	// reached for this user (no systemd, or no user manager running).
+	ErrNoManager = errors.New("delegate: no systemd manager to ask for a scope")
+	// ErrBusy is noted by Prepare when our delegated cgroup holds other
+	// processes: moving ourselves out would not make it empty.
+	ErrBusy = errors.New("delegate: cgroup holds other processes")
+)
+
+// Proof says how a cgroup was shown to be ours to write.
+type Proof string
+
+// Proofs, strongest first.
+const (
+	// ProofOwnScope: a scope this program asked systemd for (EnterScope),
+	// marked with the user.tether.scope extended attribute.
+	ProofOwnScope Proof = "own-scope"
+	// ProofXattr: systemd's own mark of delegation on the unit's cgroup
+	// (trusted.delegate or user.delegate = "1"; the system manager sets both).
+	ProofXattr Proof = "systemd-xattr"
+	// ProofUnitProperty: the unit's Delegate property, asked over D-Bus (the
+	// user manager marks nothing on disk).
+	ProofUnitProperty Proof = "unit-property"
+	// ProofNoManager: the host was not booted with systemd; permission to
+	// write is the only rule.
+	ProofNoManager Proof = "no-manager"
+	// ProofNamed: the caller named the parent (--cgroup-parent): its
+	// delegation is the caller's word.
+	ProofNamed Proof = "named"
+)
+
+// Manager names a systemd instance.
+type Manager string
+
+// Managers.
+const (
+	ManagerSystem Manager = "system"
+	ManagerUser   Manager = "user"
+)
+
+// Scope is a transient systemd scope with Delegate=yes that this process
+// entered. Dir holds no process: the process sits in Dir/supervisor, so
+// leaves go in Dir and controllers can be enabled for them.
+type Scope struct {
+	Unit    string  `json:"unit"`
+	Dir     string  `json:"dir"`
+	Manager Manager `json:"manager"`
+	// PartOf is the unit the caller ran in, when the scope was bound to it:
+	// stopping that unit stops the scope.
+	PartOf string `json:"part_of,omitempty"`
+}
+
+// Options shape the scope EnterScope asks for.
+type Options struct {
+	// Description is the unit's description (shown by systemctl status).
+	Description string
+	// PartOf binds the scope to the unit the caller runs in, so that
+	// stopping the caller's unit stops the scope too (what `tether run`
+	// wants); sessions leave it false to outlive their caller.
+	PartOf bool
+}
+
+// SupervisorDir is the name of the child cgroup that EnterScope and
+// Prepare move the calling process into.
+const SupervisorDir = "supervisor"
+
+// Home is where a run's leaves go, and how that place was proven ours.
+type Home struct {
+	Dir   string `json:"dir"`
+	Proof Proof  `json:"proof"`
+	// Scope is set when the process entered a scope of its own for it.
+	Scope *Scope `json:"scope,omitempty"`
+	// Moved is set when the process moved itself into Dir/supervisor to
+	// free Dir for controllers.
+	Moved bool `json:"moved,omitempty"`
+	// Note says why a weaker home was taken (no scope could be had).
+	Note string `json:"note,omitempty"`
+}
+
+// PrepareOptions say what a run needs of its home.
+type PrepareOptions struct {
+	// Limits: the run's leaves need controllers enabled, which the kernel
+	// allows only in a cgroup without processes of its own.
+	Limits bool
+	// OwnScope: under systemd, always take a scope of our own (a session
+	// must outlive the unit its caller runs in).
+	OwnScope bool
+	// Scope shapes the scope, when one is asked for.
+	Scope Options
+}

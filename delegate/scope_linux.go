@@ -1,0 +1,227 @@
+package delegate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sd "github.com/coreos/go-systemd/v22/dbus"
+	"github.com/godbus/dbus/v5"
+	"github.com/tether-run/tether/cgroup"
+	"golang.org/x/sys/unix"
+)
+
+// entered is the home this process moved itself to, if any.
+var entered atomic.Pointer[Home]
+
+// Entered returns the home this process moved itself to (EnterScope, or
+// Prepare moving it into a child of its own cgroup), or nil. Leaves go there by default.
+func Entered() *Home { return entered.Load() }
+
+// scopeTimeout bounds the whole exchange with the manager when the caller's
+// context has no deadline.
+const scopeTimeout = 10 * time.Second
+
+// EnterScope asks systemd's manager (the system manager for root, the
+// user's own manager otherwise) for a new transient scope with
+// Delegate=yes holding the calling process, then moves the process into
+// its supervisor child, so the scope's own directory is free for leaves
+// and for enabling controllers. The scope ends when its last process
+// does: systemd then removes its cgroup tree.
+//
+// It changes which cgroup the whole process is in; call it before starting
+// anything that should stay in the old one. The error wraps ErrNoManager
+// when no manager could be reached.
+func EnterScope(ctx context.Context, o Options) (*Scope, error) {
+	if !Booted() {
+		return nil, fmt.Errorf("%w: the host was not booted with systemd", ErrNoManager)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, scopeTimeout)
+		defer cancel()
+	}
+	m := ManagerSystem
+	if os.Geteuid() != 0 {
+		m = ManagerUser
+	}
+	conn, err := connect(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s manager: %w", ErrNoManager, m, err)
+	}
+	defer conn.Close()
+
+	pid := os.Getpid()
+	s := &Scope{Unit: fmt.Sprintf("tether-%d-%s.scope", pid, randomHex(4)), Manager: m}
+	desc := o.Description
+	if desc == "" {
+		desc = "tether " + strings.Join(os.Args[1:], " ")
+	}
+	props := []sd.Property{
+		sd.PropDescription(truncate(desc, 200)),
+		sd.PropPids(uint32(pid)),
+		{Name: "Delegate", Value: dbus.MakeVariant(true)},
+		{Name: "CollectMode", Value: dbus.MakeVariant("inactive-or-failed")},
+	}
+	if o.PartOf {
+		if u, err := conn.GetUnitNameByPID(ctx, uint32(pid)); err == nil && (strings.HasSuffix(u, ".service") || strings.HasSuffix(u, ".scope")) {
+			props = append(props, sd.Property{Name: "PartOf", Value: dbus.MakeVariant([]string{u})})
+			s.PartOf = u
+		}
+	}
+	done := make(chan string, 1)
+	if _, err := conn.StartTransientUnitContext(ctx, s.Unit, "fail", props, done); err != nil {
+		return nil, fmt.Errorf("delegate: start %s: %w", s.Unit, err)
+	}
+	select {
+	case r := <-done:
+		if r != "done" {
+			return nil, fmt.Errorf("delegate: start %s: job %s", s.Unit, r)
+		}
+	case <-ctx.Done():
+		return nil, fmt.Errorf("delegate: start %s: %w", s.Unit, ctx.Err())
+	}
+	mount, err := cgroup.Mount()
+	if err != nil {
+		return nil, err
+	}
+	self, err := cgroup.Self(0)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = filepath.Join(mount, self)
+	if filepath.Base(s.Dir) != s.Unit {
+		return nil, fmt.Errorf("delegate: systemd started %s, but this process is in %s", s.Unit, s.Dir)
+	}
+	if err := enterChild(s.Dir); err != nil {
+		return nil, err
+	}
+	// The mark lets Check prove the scope ours without asking the manager
+	// (the user manager marks nothing); without it Check asks over D-Bus.
+	_ = unix.Setxattr(s.Dir, scopeXattr, []byte(s.Unit), 0)
+	entered.Store(&Home{Dir: s.Dir, Proof: ProofOwnScope, Scope: s, Moved: true})
+	return s, nil
+}
+
+// unitDelegates asks manager m for the Delegate property of unit.
+func unitDelegates(ctx context.Context, m Manager, unit string) (bool, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, scopeTimeout)
+		defer cancel()
+	}
+	conn, err := connect(ctx, m)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	typ := "Scope"
+	if strings.HasSuffix(unit, ".service") {
+		typ = "Service"
+	}
+	p, err := conn.GetUnitTypePropertiesContext(ctx, unit, typ)
+	if err != nil {
+		return false, err
+	}
+	d, _ := p["Delegate"].(bool)
+	return d, nil
+}
+
+// connect opens a connection to manager m: its private socket when we may
+// use it (no bus daemon needed, no Hello round trip), else the bus.
+func connect(ctx context.Context, m Manager) (*sd.Conn, error) {
+	if m == ManagerSystem {
+		if os.Geteuid() == 0 {
+			return sd.NewSystemdConnectionContext(ctx)
+		}
+		return sd.NewSystemConnectionContext(ctx)
+	}
+	private := userSocket()
+	if _, err := os.Stat(private); err != nil {
+		return nil, fmt.Errorf("no user manager for uid %d: %w (log in, or enable lingering: loginctl enable-linger)", os.Getuid(), err)
+	}
+	return sd.NewConnection(func() (*dbus.Conn, error) {
+		c, err := dbus.Dial("unix:path="+private, dbus.WithContext(ctx))
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Auth([]dbus.Auth{dbus.AuthExternal(fmt.Sprint(os.Getuid()))}); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	})
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// Reachable reports which manager EnterScope would ask, and an error when
+// it cannot be reached (its private socket is missing or not ours).
+func Reachable() (Manager, error) {
+	if !Booted() {
+		return "", fmt.Errorf("%w: the host was not booted with systemd", ErrNoManager)
+	}
+	m, sock := ManagerUser, userSocket()
+	if os.Geteuid() == 0 {
+		m, sock = ManagerSystem, "/run/systemd/private"
+	}
+	if err := unix.Access(sock, unix.W_OK); err != nil {
+		return m, fmt.Errorf("%w: %s: %v", ErrNoManager, sock, err)
+	}
+	return m, nil
+}
+
+// ScopeControllers returns the controllers a scope from manager m would
+// have for its leaves: for the system manager, those of the root that
+// systemd delegates; for a user manager, those delegated to it
+// (user@UID.service's cgroup.controllers; Delegate=pids memory cpu by
+// default).
+func ScopeControllers(m Manager) []string {
+	mount, err := cgroup.Mount()
+	if err != nil {
+		return []string{}
+	}
+	dir := mount
+	if m == ManagerUser {
+		uid := os.Getuid()
+		dir = filepath.Join(mount, "user.slice", fmt.Sprintf("user-%d.slice", uid), fmt.Sprintf("user@%d.service", uid))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return []string{}
+	}
+	out := []string{}
+	for _, c := range strings.Fields(string(b)) {
+		switch c {
+		case "cpu", "cpuset", "io", "memory", "pids":
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// userSocket is the private socket of this user's manager.
+func userSocket() string {
+	rt := os.Getenv("XDG_RUNTIME_DIR")
+	if rt == "" || !filepath.IsAbs(rt) {
+		rt = fmt.Sprintf("/run/user/%d", os.Getuid())
+	}
+	return filepath.Join(rt, "systemd", "private")
+}
