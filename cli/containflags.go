@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
+	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -34,4 +37,25 @@ func (f *containFlags) resolve(e *env) (receipt.Mechanism, error) {
 		return receipt.MechanismFallback, nil
 	}
 	return "", fmt.Errorf("--mechanism %q: want auto, cgroup or fallback", f.mechanism)
+}
+
+// prepare finds a delegated home for the leaves when no parent was named,
+// moving this process where that is what it takes (delegate.Prepare): a
+// scope of its own under systemd when its cgroup is not delegated to it
+// (bound to the caller's unit unless ownScope, for sessions that must
+// outlive it), or a child of its delegated cgroup when limits need that
+// cgroup empty. On a host without systemd nothing moves. What could not be
+// had is left for contain to report (it falls back, or refuses with
+// --mechanism cgroup).
+func (f *containFlags) prepare(e *env, mech receipt.Mechanism, limits, ownScope bool, argv []string) {
+	if f.cgroupParent != "" || mech == receipt.MechanismFallback || !delegate.Booted() {
+		return
+	}
+	h, err := delegate.Prepare(context.Background(), delegate.PrepareOptions{
+		Limits: limits, OwnScope: ownScope,
+		Scope: delegate.Options{PartOf: !ownScope, Description: "tether: " + strings.Join(argv, " ")},
+	})
+	if err == nil && h.Note != "" {
+		e.warnf("%s", h.Note)
+	}
 }

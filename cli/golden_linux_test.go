@@ -86,17 +86,28 @@ var placeholders = map[string]string{
 	"pid":                   "<pid>",
 	"token":                 "<token>",
 	"unconfirmed":           "<token>",
-	"placement_verified_by": "<placement>", // pidfd-cgroup-id on Linux 6.13+, else proc-cgroup
+	"placement_verified_by": "<placement>",  // pidfd-cgroup-id on Linux 6.13+, else proc-cgroup
+	"delegation":            "<delegation>", // no-manager here; own-scope or systemd-xattr under systemd
 }
+
+// hostKeys are present only on some hosts (a systemd scope); normalize
+// drops them.
+var hostKeys = map[string]bool{"scope": true}
 
 // normalize replaces the run-specific values under n, which is the value
 // of key, and the leaf and parent paths inside strings.
 func normalize(n *node, key string, paths *strings.Replacer) {
 	switch {
 	case n.keys != nil:
+		keys, vals := []string{}, []*node{}
 		for i, k := range n.keys {
+			if hostKeys[k] {
+				continue
+			}
 			normalize(n.vals[i], k, paths)
+			keys, vals = append(keys, k), append(vals, n.vals[i])
 		}
+		n.keys, n.vals = keys, vals
 		return
 	case n.elems != nil:
 		for _, e := range n.elems {

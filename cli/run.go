@@ -133,6 +133,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
 	}
+	f.prepare(e, mech, !spec.IsZero(), false, args)
 	c := contain.Command(args[0], args[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
 	c.Mechanism = mech

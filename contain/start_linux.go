@@ -1,6 +1,7 @@
 package contain
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/tether-run/tether/internal/crash"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
@@ -130,10 +132,11 @@ func (c *Cmd) chooseMechanism() error {
 		c.useFallback("fallback requested")
 		return nil
 	}
-	parent, err := c.CgroupParent, error(nil)
-	if parent == "" {
-		parent, err = cgroup.DefaultParent()
+	home, err := delegate.Home{Dir: c.CgroupParent, Proof: delegate.ProofNamed}, error(nil)
+	if home.Dir == "" {
+		home, err = delegate.Parent(context.Background())
 	}
+	parent := home.Dir
 	var leaf *cgroup.Leaf
 	if err == nil {
 		leaf, err = cgroup.Create(parent) // checks the parent first
@@ -151,7 +154,10 @@ func (c *Cmd) chooseMechanism() error {
 	c.leaf = leaf
 	c.rec.Mechanism = receipt.MechanismCgroup
 	c.rec.Caveats = []string{}
-	c.rec.Cgroup = &receipt.Cgroup{Path: leaf.Path, ID: leaf.ID, Parent: leaf.Parent}
+	c.rec.Cgroup = &receipt.Cgroup{Path: leaf.Path, ID: leaf.ID, Parent: leaf.Parent, Delegation: string(home.Proof)}
+	if home.Scope != nil {
+		c.rec.Cgroup.Scope = home.Scope.Unit
+	}
 	return nil
 }
 
@@ -295,6 +301,7 @@ func (c *Cmd) failStart(err error) {
 	if c.leaf != nil && c.Process == nil {
 		if rerr := c.leaf.Remove(); rerr == nil && c.rec.Cgroup != nil {
 			c.rec.Cgroup.Removed = true
+			c.sys.budget.Restore()
 		}
 	}
 	if c.rec.Error == "" {

@@ -71,6 +71,12 @@ type Cgroup struct {
 	CPU      *CPU   `json:"cpu,omitempty"`
 	Removed  bool   `json:"removed"`
 	Verified string `json:"placement_verified_by"`
+	// Delegation says how the parent was proven ours to write: "named"
+	// (given by the caller), "own-scope", "systemd-xattr",
+	// "unit-property" or "no-manager" (a host without systemd).
+	Delegation string `json:"delegation,omitempty"`
+	// Scope is the systemd scope tether took for the run, if any.
+	Scope string `json:"scope,omitempty"`
 }
 
 // CPU is the CPU time used by the whole group.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
@@ -77,6 +79,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	}
 	defer log.Close()
 
+	enterScope(spec, name)
 	c := contain.Command(spec.Argv[0], spec.Argv[1:]...)
 	c.Env, c.Dir = spec.Env, spec.Dir
 	c.Stdout, c.Stderr = log, log
@@ -233,4 +236,20 @@ func readStopRequest(rt string) StopRequest {
 		json.Unmarshal(b, &req)
 	}
 	return req
+}
+
+// enterScope moves the supervisor, under systemd, into a transient scope
+// of its own with Delegate=yes before anything starts: the session then
+// outlives the unit its caller ran in (systemd stops a unit's whole
+// cgroup), and its leaves can have limits. Where no scope can be had the
+// supervisor stays put and contain chooses as it would anywhere (its own
+// cgroup when delegated, else the fallback), which the receipt records.
+func enterScope(spec *Spec, name string) {
+	if spec.CgroupParent != "" || spec.Mechanism == string(receipt.MechanismFallback) || !delegate.Booted() {
+		return
+	}
+	delegate.Prepare(context.Background(), delegate.PrepareOptions{
+		Limits: !spec.Limits.IsZero(), OwnScope: true,
+		Scope: delegate.Options{Description: "tether session " + name},
+	})
 }
