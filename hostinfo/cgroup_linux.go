@@ -1,6 +1,7 @@
 package hostinfo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/internal/procfs"
 	"golang.org/x/sys/unix"
 )
@@ -81,6 +83,7 @@ func probeV2(v *V2, o Options, uid int) {
 	lp.SubtreeControlWritable = unix.Access(filepath.Join(lp.Dir, "cgroup.subtree_control"), unix.W_OK) == nil
 	lp.OwnProcesses = len(readList(lp.Dir, "cgroup.procs"))
 	lp.Delegation = delegation(lp.Dir, uid)
+	proveDelegation(&lp.Delegation, lp.Dir, lp.Source)
 	lp.ContainsUs = within(v.Dir, lp.Dir)
 }
 
@@ -143,6 +146,29 @@ func delegation(dir string, uid int) Delegation {
 		d.Detail = fmt.Sprintf("not delegated to uid %d: owned by another uid: %s", uid, strings.Join(wrong, ", "))
 	}
 	return d
+}
+
+// proveDelegation decides Delegated by the manager's rules (delegate.Check),
+// not by file ownership alone: under systemd, files owned by a user are not
+// delegation (everything below user@UID.service is the user's), and root
+// may write anywhere but must not write where systemd did not delegate.
+func proveDelegation(d *Delegation, dir, source string) {
+	if source != SourceOwn {
+		d.Delegated, d.Proof = true, string(delegate.ProofNamed)
+		d.Detail = "named by " + source + ": its delegation is the caller's word; " + d.Detail
+		return
+	}
+	p, err := delegate.Check(context.Background(), dir)
+	switch {
+	case err != nil:
+		d.Delegated, d.Detail = false, err.Error()
+	case p == delegate.ProofNoManager:
+		d.Proof = string(p)
+		d.Detail = "no systemd on this host: write permission decides; " + d.Detail
+	default:
+		d.Delegated, d.Proof = true, string(p)
+		d.Detail = fmt.Sprintf("delegated by systemd (proven by %s)", p)
+	}
 }
 
 // probeV1 describes each mounted v1 controller and our cgroup in it.

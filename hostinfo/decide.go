@@ -17,7 +17,10 @@ func decide(r *Report) {
 	}
 	r.Mechanism = decideMechanism(r)
 	f := r.Features
-	r.FullContainment = r.Mechanism.Default == MechanismCgroup && f.Clone3IntoCgroup.Available &&
+	// In a scope of its own the clone3 probe is not run (it would write
+	// where systemd did not delegate); the scope is what run relies on.
+	inScope := underSystemd(r) && !r.Cgroup.V2.LeafParent.Delegation.Delegated && r.Systemd.ManagerReachable
+	r.FullContainment = r.Mechanism.Default == MechanismCgroup && (f.Clone3IntoCgroup.Available || inScope && !f.Clone3IntoCgroup.Probed) &&
 		f.CgroupKill.Available && f.PidfdOpen.Available && f.ChildSubreaper.Available
 	r.Advice = advise(r)
 }
@@ -28,6 +31,9 @@ func decide(r *Report) {
 // leaf parent's cgroup.subtree_control (leaves then get its files); v1
 // limits nest leaves under our own cgroup of that hierarchy.
 func decideLimit(r *Report, c string) Limit {
+	if l, ok := decideLimitSystemd(r, c); ok {
+		return l
+	}
 	l := Limit{Controller: c, Where: WhereUnavailable}
 	v := r.Cgroup.V2
 	lp := v.LeafParent
@@ -68,12 +74,54 @@ func decideLimit(r *Report, c string) Limit {
 	return l
 }
 
+// underSystemd reports whether systemd's rules decide where leaves go: a
+// host booted with systemd, and no parent named by the caller.
+func underSystemd(r *Report) bool {
+	return r.Systemd.Booted && r.Cgroup.V2.Mount != "" && r.Cgroup.V2.LeafParent.Source == SourceOwn
+}
+
+// decideLimitSystemd says where a limit goes under systemd (ok false
+// elsewhere), mirroring delegate.Prepare: in our own delegated cgroup when
+// tether is its only process (it moves itself into a child first), never
+// out of a delegated cgroup shared with others, else in a scope of its
+// own when the manager offers the controller to scopes.
+func decideLimitSystemd(r *Report, c string) (Limit, bool) {
+	if !underSystemd(r) {
+		return Limit{}, false
+	}
+	lp := r.Cgroup.V2.LeafParent
+	l := Limit{Controller: c, Where: WhereUnavailable}
+	switch {
+	case lp.Delegation.Delegated && lp.OwnProcesses > 1:
+		l.Why = fmt.Sprintf("our cgroup %s is delegated but holds %d processes, and a controller may be enabled for children only in a cgroup without processes; tether does not leave a delegated subtree it runs in", lp.Dir, lp.OwnProcesses)
+	case lp.Delegation.Delegated && slices.Contains(lp.Controllers, c):
+		l.Where, l.Dir = WhereV2, lp.Dir
+		l.Why = fmt.Sprintf("our delegated cgroup %s offers %s; tether moves itself into %s/supervisor and enables it for its leaves", lp.Dir, c, lp.Dir)
+	case lp.Delegation.Delegated:
+		l.Why = fmt.Sprintf("our delegated cgroup %s is not offered %s (its manager does not delegate it)", lp.Dir, c)
+	case !r.Systemd.ManagerReachable:
+		l.Why = "no systemd manager answers to ask for a scope: " + r.Systemd.ManagerError
+	case slices.Contains(r.Systemd.ScopeControllers, c):
+		l.Where, l.Dir = WhereV2, "(a transient scope of its own)"
+		l.Why = fmt.Sprintf("systemd's %s manager offers %s to the delegated scope tether asks it for", r.Systemd.Manager, c)
+	default:
+		l.Why = fmt.Sprintf("systemd's %s manager does not offer %s to scopes (offered: %s)", r.Systemd.Manager, c, strings.Join(r.Systemd.ScopeControllers, " "))
+	}
+	return l, true
+}
+
 // decideMechanism mirrors contain's choice: the given parent or our own
 // cgroup; a given parent that cannot be used is an error, our own one
 // means the fallback.
 func decideMechanism(r *Report) Mechanism {
 	v := r.Cgroup.V2
 	lp := v.LeafParent
+	if underSystemd(r) && !lp.Delegation.Delegated {
+		if !r.Systemd.ManagerReachable {
+			return Mechanism{Default: MechanismFallback, Why: fmt.Sprintf("systemd did not delegate our cgroup (%s), and no systemd manager answers to ask for a scope: %s", lp.Delegation.Detail, r.Systemd.ManagerError)}
+		}
+		return Mechanism{Default: MechanismCgroup, Why: fmt.Sprintf("systemd did not delegate our cgroup %s, so tether run asks systemd's %s manager for a transient scope with Delegate=yes (bound to the unit it runs in) and creates its leaves there", lp.Dir, r.Systemd.Manager)}
+	}
 	given := lp.Source != SourceOwn
 	clone := r.Features.Clone3IntoCgroup
 	switch {

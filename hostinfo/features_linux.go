@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/delegate"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +33,8 @@ func probeFeatures(r *Report) error {
 		f.Clone3IntoCgroup.Detail = "not probed: no cgroup v2 hierarchy is mounted"
 	case !lp.Usable:
 		f.Clone3IntoCgroup.Detail = "not probed: no writable cgroup v2 parent to create a probe leaf in (" + lp.Why + ")"
+	case delegate.Booted() && lp.Source == SourceOwn && !lp.Delegation.Delegated:
+		f.Clone3IntoCgroup.Detail = "not probed: systemd did not delegate our cgroup, and tether writes no leaf where systemd did not delegate (tether run takes a scope of its own)"
 	default:
 		var hasKill bool
 		f.Clone3IntoCgroup, hasKill, err = probeClone3(lp.Dir)

@@ -139,9 +139,12 @@ type LeafParent struct {
 // directory and its cgroup.procs, cgroup.subtree_control and
 // cgroup.threads are owned by it (cgroup-v2.rst, "Delegation").
 type Delegation struct {
-	Delegated bool    `json:"delegated"`
-	Detail    string  `json:"detail"`
-	Owners    []Owner `json:"owners"`
+	Delegated bool `json:"delegated"`
+	// Proof is how delegation was proven (delegate.Proof: own-scope,
+	// systemd-xattr, unit-property, no-manager, named), "" when it was not.
+	Proof  string  `json:"proof"`
+	Detail string  `json:"detail"`
+	Owners []Owner `json:"owners"`
 }
 
 // Owner is the owner of one file of a delegation.
@@ -194,6 +197,18 @@ type Feature struct {
 
 // Systemd says whether the systemd way of delegation looks possible.
 type Systemd struct {
+	// Booted is true when the host was booted with systemd, whose
+	// manager then owns the cgroup tree.
+	Booted bool `json:"booted"`
+	// Manager is the manager tether asks for a scope ("system" for root,
+	// else "user"); ManagerReachable says whether its private socket
+	// answers to us, ManagerError why not.
+	Manager          string `json:"manager,omitempty"`
+	ManagerReachable bool   `json:"manager_reachable"`
+	ManagerError     string `json:"manager_error,omitempty"`
+	// ScopeControllers are the controllers a scope from that manager
+	// would offer tether's leaves.
+	ScopeControllers []string `json:"scope_controllers"`
 	// UserManager is true when $XDG_RUNTIME_DIR/systemd exists.
 	UserManager bool   `json:"user_manager"`
 	SystemdRun  string `json:"systemd_run"` // path of systemd-run, "" if not found
@@ -237,7 +252,8 @@ func newReport(os string) Report {
 				},
 			},
 		},
-		Limits: []Limit{},
-		Advice: []string{},
+		Systemd: Systemd{ScopeControllers: []string{}},
+		Limits:  []Limit{},
+		Advice:  []string{},
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/tether-run/tether/delegate"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +29,16 @@ func probe(o Options) (Report, error) {
 // probeSystemd looks for a user systemd instance: its runtime directory
 // under $XDG_RUNTIME_DIR, which exists while the user's manager runs.
 func probeSystemd(runtimeDir string) Systemd {
-	var s Systemd
+	s := Systemd{Booted: delegate.Booted(), ScopeControllers: []string{}}
+	if s.Booted {
+		m, err := delegate.Reachable()
+		s.Manager, s.ManagerReachable = string(m), err == nil
+		if err != nil {
+			s.ManagerError = err.Error()
+		} else {
+			s.ScopeControllers = delegate.ScopeControllers(m)
+		}
+	}
 	if runtimeDir != "" {
 		st, err := os.Stat(filepath.Join(runtimeDir, "systemd"))
 		s.UserManager = err == nil && st.IsDir()
