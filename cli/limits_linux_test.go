@@ -54,7 +54,7 @@ func TestRunLimitsBadInput(t *testing.T) {
 
 func TestRunMemoryLimitOOM(t *testing.T) {
 	if _, err := cgroup.V1Parent("memory"); err != nil {
-		if b, _ := os.ReadFile(cgroupParent(t) + "/cgroup.subtree_control"); !strings.Contains(string(b), "memory") {
+		if b, _ := os.ReadFile(cgroupParent(t) + "/cgroup.controllers"); !strings.Contains(string(b), "memory") {
 			t.Skip("no memory controller tether can use here")
 		}
 	}
@@ -102,7 +102,7 @@ func TestRunLimitAboveParent(t *testing.T) {
 }
 
 func TestRunLimitUnavailable(t *testing.T) {
-	if b, _ := os.ReadFile(cgroupParent(t) + "/cgroup.subtree_control"); strings.Contains(string(b), "memory") {
+	if b, _ := os.ReadFile(cgroupParent(t) + "/cgroup.controllers"); strings.Contains(string(b), "memory") {
 		t.Skip("this host offers memory.high in cgroup v2")
 	}
 	parent := testParent(t)

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
@@ -101,10 +103,11 @@ func nullPaths(t *testing.T, b []byte) []string {
 func leafParent() (string, error) {
 	p := os.Getenv("TETHER_CGROUP_PARENT")
 	if p == "" {
-		var err error
-		if p, err = cgroup.DefaultParent(); err != nil {
+		h, err := delegate.Parent(context.Background())
+		if err != nil {
 			return "", err
 		}
+		p = h.Dir
 	}
 	return p, cgroup.CheckParent(p)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,6 +35,9 @@ func Main(m *testing.M) int {
 		os.Setenv(Env, mark)
 	}
 	homes := enter(mark)
+	if s, ok := enterScope(mark); ok {
+		homes = append([]home{s}, homes...)
+	}
 	var before map[string]bool
 	if len(homes) == 0 || homes[0].v1 {
 		before = leaves("/")
@@ -45,6 +49,9 @@ func Main(m *testing.M) int {
 	}
 	msg := Check(mark, roots, before)
 	for _, h := range homes {
+		if h.scope {
+			continue // systemd removes the scope when this process exits
+		}
 		os.WriteFile(filepath.Join(h.back, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
 		if err := removeTree(h.dir); err != nil {
 			msg += fmt.Sprintf("; cannot remove test cgroup %s: %v", h.dir, err)
@@ -63,6 +70,7 @@ func Main(m *testing.M) int {
 type home struct {
 	dir, back string
 	v1        bool
+	scope     bool // a systemd scope; the process sits in dir/supervisor
 }
 
 // enter moves the process into a fresh cgroup below its own in the v2
@@ -83,6 +91,9 @@ func enter(mark string) []home {
 		var root string
 		switch f[1] {
 		case "":
+			if booted() {
+				continue // enterScope: systemd's tree is written only where it delegated
+			}
 			root = mounts["cgroup2"]
 		case "memory", "pids", "cpu", "cpu,cpuacct":
 			root = mounts[f[1]]
@@ -292,4 +303,54 @@ func sweepStale(dir string) {
 		}
 		removeTree(home)
 	}
+}
+
+// booted reports whether the host was booted with systemd (sd_booted(3)).
+func booted() bool {
+	fi, err := os.Lstat("/run/systemd/system")
+	return err == nil && fi.IsDir()
+}
+
+// enterScope, on a host booted with systemd, asks the manager for a
+// transient scope with Delegate=yes holding the test process, and moves the
+// process into the scope's supervisor child, as tether's delegate package
+// does (which leakcheck cannot import: cgroup's own tests use leakcheck).
+// The tests' leaves then go in the scope, which holds no process and may
+// enable controllers, and nothing is written where systemd did not
+// delegate. It uses busctl, which ships with systemd.
+func enterScope(mark string) (home, bool) {
+	if !booted() {
+		return home{}, false
+	}
+	pid := os.Getpid()
+	unit := fmt.Sprintf("tether-test-%d-%s.scope", pid, mark)
+	args := []string{"call", "--quiet", "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+		"org.freedesktop.systemd1.Manager", "StartTransientUnit", "ssa(sv)a(sa(sv))", unit, "fail",
+		"3", "PIDs", "au", "1", strconv.Itoa(pid), "Delegate", "b", "true", "CollectMode", "s", "inactive-or-failed", "0"}
+	if os.Geteuid() != 0 {
+		args = append([]string{"--user"}, args...)
+	}
+	if out, err := exec.Command("busctl", args...).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "leakcheck: cannot get a systemd scope: busctl: %v: %s\n", err, out)
+		return home{}, false
+	}
+	root := mounts()["cgroup2"]
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile("/proc/self/cgroup")
+		for _, line := range strings.Split(string(b), "\n") {
+			rel, ok := strings.CutPrefix(line, "0::")
+			if !ok || filepath.Base(rel) != unit {
+				continue
+			}
+			h := home{dir: filepath.Join(root, rel), scope: true}
+			sup := filepath.Join(h.dir, "supervisor")
+			if os.Mkdir(sup, 0o755) != nil || os.WriteFile(filepath.Join(sup, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0) != nil {
+				fmt.Fprintf(os.Stderr, "leakcheck: cannot move into %s\n", sup)
+				return home{}, false
+			}
+			return h, true
+		}
+	}
+	fmt.Fprintf(os.Stderr, "leakcheck: systemd did not move the test process into %s\n", unit)
+	return home{}, false
 }
