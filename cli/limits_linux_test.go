@@ -76,7 +76,8 @@ func TestRunLimitAboveParent(t *testing.T) {
 	needRoot(t)
 	own, err := cgroup.V1Parent("memory")
 	if err != nil {
-		t.Skipf("no v1 memory hierarchy: %v", err)
+		limitAboveV2Parent(t)
+		return
 	}
 	dir, err := os.MkdirTemp(own, "tethertest-")
 	if err != nil {
@@ -102,10 +103,16 @@ func TestRunLimitAboveParent(t *testing.T) {
 }
 
 func TestRunLimitUnavailable(t *testing.T) {
-	if b, _ := os.ReadFile(cgroupParent(t) + "/cgroup.controllers"); strings.Contains(string(b), "memory") {
-		t.Skip("this host offers memory.high in cgroup v2")
-	}
 	parent := testParent(t)
+	if b, _ := os.ReadFile(parent + "/cgroup.controllers"); strings.Contains(string(b), "memory") {
+		// This host offers memory in v2 (and so memory.high): go one level
+		// down, where the test cgroup does not pass it on.
+		parent = filepath.Join(parent, "nomemory")
+		if err := os.Mkdir(parent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(parent) })
+	}
 	started := filepath.Join(t.TempDir(), "started")
 	code, _, stderr := tether(t, "run", "--cgroup-parent", parent, "--memory-high", "32M", "--", "touch", started)
 	if code != 125 || !strings.Contains(stderr, "memory") || exists(started) {
@@ -200,5 +207,31 @@ func TestRunDelegatedUser(t *testing.T) {
 	}
 	if l := leaves(deleg); len(l) > 0 {
 		t.Errorf("leaves left in the delegated subtree: %v", l)
+	}
+}
+
+// limitAboveV2Parent is TestRunLimitAboveParent on a pure v2 host: a
+// parent cgroup limited to 256M (memory.max) refuses a run asking for 1G.
+func limitAboveV2Parent(t *testing.T) {
+	base := cgroupParent(t)
+	if b, _ := os.ReadFile(base + "/cgroup.controllers"); !strings.Contains(string(b), "memory") {
+		t.Skipf("no v1 memory hierarchy, and %s is not offered the v2 memory controller", base)
+	}
+	// base holds no process (the test binary sits beside its leaves), so
+	// memory may be enabled for the limited child.
+	if err := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+memory"), 0); err != nil {
+		t.Fatalf("enable memory in %s: %v", base, err)
+	}
+	dir := testParent(t)
+	if err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte("268435456"), 0); err != nil {
+		t.Fatal(err)
+	}
+	started := filepath.Join(t.TempDir(), "started")
+	code, _, stderr := tether(t, "run", "--cgroup-parent", dir, "--memory", "1G", "--", "touch", started)
+	if code != 125 || !strings.Contains(stderr, "--memory 1G is above the limit of 256M set on "+filepath.Join(dir, "memory.max")) {
+		t.Errorf("tether run --memory 1G under a 256M parent = %d, stderr %q; want 125 with both numbers", code, stderr)
+	}
+	if exists(started) {
+		t.Error("the command ran")
 	}
 }

@@ -36,6 +36,24 @@ func Check(ctx context.Context, dir string) (Proof, error) {
 	if !Booted() {
 		return ProofNoManager, nil
 	}
+	p, err := proveUnit(ctx, dir)
+	if err != nil || os.Geteuid() == 0 {
+		return p, err
+	}
+	// systemd delegates to the unit's user, and chowns what it delegates
+	// to that user: a cgroup delegated to root is not delegated to us.
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNotDelegated, &os.PathError{Op: "stat", Path: dir, Err: err})
+	}
+	if int(st.Uid) != os.Getuid() {
+		return "", fmt.Errorf("%w: %s is delegated (%s), but to uid %d, not to uid %d", ErrNotDelegated, dir, p, st.Uid, os.Getuid())
+	}
+	return p, nil
+}
+
+// proveUnit proves that the unit holding dir was delegated by its manager.
+func proveUnit(ctx context.Context, dir string) (Proof, error) {
 	unit := unitDir(dir)
 	if unit == "" {
 		return "", fmt.Errorf("%w: %s is not inside a systemd scope or service (slices and the root belong to the manager)", ErrNotDelegated, dir)

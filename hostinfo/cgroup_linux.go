@@ -71,7 +71,12 @@ func probeV2(v *V2, o Options, uid int) {
 	v.SubtreeControl = readList(v.Dir, "cgroup.subtree_control")
 
 	if o.CgroupParent == "" {
+		// What run uses: our own cgroup, or beside us when we sit in the
+		// supervisor child of a delegated cgroup.
 		lp.Dir = v.Dir
+		if h, err := delegate.Parent(context.Background()); err == nil {
+			lp.Dir = h.Dir
+		}
 	}
 	if err := cgroup.CheckParent(lp.Dir); err != nil {
 		lp.Why = err.Error()
