@@ -50,6 +50,11 @@ var (
 	// ErrPlacement is returned by Start when the started process is not in
 	// the leaf it was cloned into. It was killed.
 	ErrPlacement = errors.New("contain: process is not in its leaf")
+	// ErrNoCloneIntoCgroup is wrapped by Start when the kernel cannot start
+	// a process straight into a cgroup (CLONE_INTO_CGROUP, Linux 5.7) and
+	// the cgroup mechanism was required or a parent was given; in auto
+	// mode the fallback is used instead. Nothing was started.
+	ErrNoCloneIntoCgroup = errors.New("contain: the kernel cannot start a process into a cgroup (clone3 CLONE_INTO_CGROUP needs Linux 5.7)")
 )
 
 // Stop reasons recorded in the receipt.

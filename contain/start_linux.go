@@ -137,6 +137,9 @@ func (c *Cmd) chooseMechanism() error {
 		home, err = delegate.Parent(context.Background())
 	}
 	parent := home.Dir
+	if err == nil && !cloneIntoCgroup() {
+		err = ErrNoCloneIntoCgroup
+	}
 	var leaf *cgroup.Leaf
 	if err == nil {
 		leaf, err = cgroup.Create(parent) // checks the parent first
