@@ -3,7 +3,6 @@ module github.com/tether-run/tether
 go 1.26.8
 
 require (
-	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	sd "github.com/coreos/go-systemd/v22/dbus"
-	"github.com/godbus/dbus/v5"
 	"github.com/tether-run/tether/cgroup"
 	"golang.org/x/sys/unix"
 )
@@ -51,11 +49,11 @@ func EnterScope(ctx context.Context, o Options) (*Scope, error) {
 	if os.Geteuid() != 0 {
 		m = ManagerUser
 	}
-	conn, err := connect(ctx, m)
+	b, err := dial(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s manager: %w", ErrNoManager, m, err)
 	}
-	defer conn.Close()
+	defer b.close()
 
 	pid := os.Getpid()
 	s := &Scope{Unit: fmt.Sprintf("tether-%d-%s.scope", pid, randomHex(4)), Manager: m}
@@ -63,29 +61,26 @@ func EnterScope(ctx context.Context, o Options) (*Scope, error) {
 	if desc == "" {
 		desc = "tether " + strings.Join(os.Args[1:], " ")
 	}
-	props := []sd.Property{
-		sd.PropDescription(truncate(desc, 200)),
-		sd.PropPids(uint32(pid)),
-		{Name: "Delegate", Value: dbus.MakeVariant(true)},
-		{Name: "CollectMode", Value: dbus.MakeVariant("inactive-or-failed")},
+	props := []property{
+		prop("Description", truncate(desc, 200)),
+		prop("PIDs", []uint32{uint32(pid)}),
+		prop("Delegate", true),
+		prop("CollectMode", "inactive-or-failed"),
 	}
 	if o.PartOf {
-		if u, err := conn.GetUnitNameByPID(ctx, uint32(pid)); err == nil && (strings.HasSuffix(u, ".service") || strings.HasSuffix(u, ".scope")) {
-			props = append(props, sd.Property{Name: "PartOf", Value: dbus.MakeVariant([]string{u})})
-			s.PartOf = u
+		// The caller's unit, from our own cgroup: no round trip. Only a
+		// unit of the same manager can be a dependency.
+		if own, err := ownDir(); err == nil {
+			if u := unitDir(own); u != "" {
+				if um, _ := managerOf(u); um == m {
+					s.PartOf = filepath.Base(u)
+					props = append(props, prop("PartOf", []string{s.PartOf}))
+				}
+			}
 		}
 	}
-	done := make(chan string, 1)
-	if _, err := conn.StartTransientUnitContext(ctx, s.Unit, "fail", props, done); err != nil {
+	if err := b.startTransient(ctx, s.Unit, props); err != nil {
 		return nil, fmt.Errorf("delegate: start %s: %w", s.Unit, err)
-	}
-	select {
-	case r := <-done:
-		if r != "done" {
-			return nil, fmt.Errorf("delegate: start %s: job %s", s.Unit, r)
-		}
-	case <-ctx.Done():
-		return nil, fmt.Errorf("delegate: start %s: %w", s.Unit, ctx.Err())
 	}
 	mount, err := cgroup.Mount()
 	if err != nil {
@@ -116,47 +111,12 @@ func unitDelegates(ctx context.Context, m Manager, unit string) (bool, error) {
 		ctx, cancel = context.WithTimeout(ctx, scopeTimeout)
 		defer cancel()
 	}
-	conn, err := connect(ctx, m)
+	b, err := dial(ctx, m)
 	if err != nil {
 		return false, err
 	}
-	defer conn.Close()
-	typ := "Scope"
-	if strings.HasSuffix(unit, ".service") {
-		typ = "Service"
-	}
-	p, err := conn.GetUnitTypePropertiesContext(ctx, unit, typ)
-	if err != nil {
-		return false, err
-	}
-	d, _ := p["Delegate"].(bool)
-	return d, nil
-}
-
-// connect opens a connection to manager m: its private socket when we may
-// use it (no bus daemon needed, no Hello round trip), else the bus.
-func connect(ctx context.Context, m Manager) (*sd.Conn, error) {
-	if m == ManagerSystem {
-		if os.Geteuid() == 0 {
-			return sd.NewSystemdConnectionContext(ctx)
-		}
-		return sd.NewSystemConnectionContext(ctx)
-	}
-	private := userSocket()
-	if _, err := os.Stat(private); err != nil {
-		return nil, fmt.Errorf("no user manager for uid %d: %w (log in, or enable lingering: loginctl enable-linger)", os.Getuid(), err)
-	}
-	return sd.NewConnection(func() (*dbus.Conn, error) {
-		c, err := dbus.Dial("unix:path="+private, dbus.WithContext(ctx))
-		if err != nil {
-			return nil, err
-		}
-		if err := c.Auth([]dbus.Auth{dbus.AuthExternal(fmt.Sprint(os.Getuid()))}); err != nil {
-			c.Close()
-			return nil, err
-		}
-		return c, nil
-	})
+	defer b.close()
+	return b.delegates(ctx, unit)
 }
 
 func randomHex(n int) string {
