@@ -39,6 +39,9 @@ func newStatusCmd(e *env) *cobra.Command {
 			if s.StopReason != "" {
 				fmt.Fprintf(w, "stopped:    %s, exit %d\nreceipt:    %s\n", s.StopReason, s.Exit.Code, s.Receipt)
 			}
+			if l := s.OutputLoss; l != nil {
+				fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)
+			}
 			if s.Error != "" {
 				fmt.Fprintf(w, "error:      %s\n", s.Error)
 			}
