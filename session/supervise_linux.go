@@ -57,7 +57,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	w := &recorder{reg: reg, rec: rec}
 	spec, err := readSpec(reg, rec)
 	if err != nil {
-		return fail(w, report, err, 125)
+		return fail(w, report, err, 125, true)
 	}
 	var owner *identity.Handle
 	if spec.OwnerToken != "" {
@@ -66,18 +66,18 @@ func Supervise(stateDir, name string, ready *os.File) error {
 			owner, err = identity.Open(tok)
 		}
 		if err != nil {
-			return fail(w, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125)
+			return fail(w, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125, true)
 		}
 		defer owner.Close()
 	}
 	self, err := identity.OpenPID(os.Getpid())
 	if err != nil {
-		return fail(w, report, err, 125)
+		return fail(w, report, err, 125, true)
 	}
 	self.Close()
 	log, err := openLog(reg.LogPath(name), spec.LogMax)
 	if err != nil {
-		return fail(w, report, err, 125)
+		return fail(w, report, err, 125, true)
 	}
 	defer log.Close()
 
@@ -111,7 +111,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := c.Start(); err != nil {
-		return fail(w, report, err, contain.StartErrorCode(err))
+		return fail(w, report, err, contain.StartErrorCode(err), c.Receipt().StopConfirmed)
 	}
 	r := c.Receipt()
 	err = w.update(func(rec *registry.Record) {
@@ -128,7 +128,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	if err != nil {
 		c.Kill()
 		c.Wait()
-		return fail(w, report, err, 125)
+		return fail(w, report, err, 125, c.Receipt().StopConfirmed)
 	}
 	report(Ready{OK: true})
 
@@ -199,8 +199,7 @@ func finish(w *recorder, c *contain.Cmd, loss *receipt.OutputLoss, reason chan s
 		}
 	}
 	b, _ := r.JSON()
-	rp := w.reg.ReceiptPath(w.rec.Name)
-	werr := os.WriteFile(rp, b, 0o600)
+	rp, werr := w.reg.WriteReceipt(w.rec.Name, b)
 	err := w.update(func(rec *registry.Record) {
 		rec.State, rec.StopReason, rec.Exit, rec.OutputLoss = registry.StateStopped, why, &r.Exit, loss
 		var msgs []string
@@ -221,13 +220,22 @@ func finish(w *recorder, c *contain.Cmd, loss *receipt.OutputLoss, reason chan s
 	return err
 }
 
-// fail records a session that could not start and reports it.
-func fail(w *recorder, report func(Ready), err error, code int) error {
+// fail records a session that could not start and reports it. Its
+// runtime dir is released only when nothing of it may still run
+// (confirmed); otherwise the record stays live, saying so, for `tether
+// reap`, which releases the dir once it has proven the stop.
+func fail(w *recorder, report func(Ready), err error, code int, confirmed bool) error {
 	w.update(func(rec *registry.Record) {
 		rec.State, rec.Error = registry.StateFailed, err.Error()
+		if !confirmed {
+			rec.State = registry.StateStopping
+			rec.Error += "; its stop was not confirmed: runtime dir kept for tether reap"
+		}
 		rec.Exit = &receipt.Exit{Code: code, MainStatus: -1}
 	})
-	w.reg.Release(w.rec.Name)
+	if confirmed {
+		w.reg.Release(w.rec.Name)
+	}
 	report(Ready{Error: err.Error(), Code: code})
 	return err
 }
