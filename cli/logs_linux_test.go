@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tether-run/tether/identity"
 )
 
 // signalWriter buffers what is written and closes seen once it holds
@@ -87,7 +89,23 @@ func TestLogsFollowRotation(t *testing.T) {
 		}
 		t.Errorf("tether logs -f printed %d bytes, want %d; they differ from byte %d", len(got), want.Len(), i)
 	}
+	awaitSupervisorExit(t, xdg, name)
 	assertNoSurvivors(t)
+}
+
+// awaitSupervisorExit waits for the supervisor of an ended session to
+// exit: it records the end a moment before it exits (a second, under the
+// race detector: GORACE atexit_sleep_ms).
+func awaitSupervisorExit(t *testing.T, xdg, name string) {
+	t.Helper()
+	tok, err := identity.Parse(statusOf(t, xdg, name).Supervisor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := identity.Open(tok); err == nil {
+		h.WaitExit(runDeadline)
+		h.Close()
+	}
 }
 
 // TestLogsFollowUnsupervised (issue 9, bug 3): tether logs -f on a session
