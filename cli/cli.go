@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -57,6 +59,7 @@ func (e *env) warnf(format string, a ...any) {
 // Main runs tether with args (without the program name) and returns the
 // process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	survivePipes()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRoot(e)
 	root.SetArgs(args)
@@ -103,4 +106,16 @@ prove. tether doctor explains what this host offers.`,
 	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e), newSuperviseCmd(e))
 	root.AddCommand(newDoctorCmd(e))
 	return root
+}
+
+// survivePipes makes a write to a closed stdout or stderr fail with EPIPE
+// instead of killing tether: a diagnostic that cannot be written is no
+// reason to abandon a cleanup. Go kills a program that writes to a broken
+// pipe on fd 1 or 2 unless SIGPIPE is notified (os/signal, "SIGPIPE").
+// Notify, not Ignore: an ignored signal stays ignored across exec, and the
+// command must keep the default action and die of SIGPIPE as it would
+// without tether. The channel is never read; signal.Notify drops what does
+// not fit.
+func survivePipes() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }

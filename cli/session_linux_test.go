@@ -193,6 +193,7 @@ func TestSessionOwnerDeath(t *testing.T) {
 	if !r.StopConfirmed || r.Evidence.MembersSeen < 2 {
 		t.Errorf("receipt confirmed %t members %d", r.StopConfirmed, r.Evidence.MembersSeen)
 	}
+	awaitSupervisorExit(t, xdg, name)
 	assertNoSurvivors(t)
 }
 

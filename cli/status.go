@@ -37,7 +37,16 @@ func newStatusCmd(e *env) *cobra.Command {
 				(time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second), s.Mechanism, s.Cgroup, s.Procs, float64(s.CPUUsec)/1e6)
 			fmt.Fprintf(w, "runtime:    %s\nlog:        %s\n", s.RuntimeDir, s.Log)
 			if s.StopReason != "" {
-				fmt.Fprintf(w, "stopped:    %s, exit %d\nreceipt:    %s\n", s.StopReason, s.Exit.Code, s.Receipt)
+				// A session reap finished after its supervisor died has
+				// neither an exit nor a receipt.
+				fmt.Fprintf(w, "stopped:    %s", s.StopReason)
+				if s.Exit != nil {
+					fmt.Fprintf(w, ", exit %d", s.Exit.Code)
+				}
+				fmt.Fprintf(w, "\nreceipt:    %s\n", or(s.Receipt, "none"))
+			}
+			if l := s.OutputLoss; l != nil {
+				fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)
 			}
 			if s.Error != "" {
 				fmt.Fprintf(w, "error:      %s\n", s.Error)
@@ -47,4 +56,12 @@ func newStatusCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
+}
+
+// or returns s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

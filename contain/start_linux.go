@@ -35,6 +35,7 @@ type sysState struct {
 	exitCh     chan exitResult
 	exit       *exitResult
 	copies     sync.WaitGroup
+	outR       []*os.File // read ends of the output pipes we copy from
 	stdinW     *os.File
 	childEnds  []*os.File
 	marker     string
@@ -266,6 +267,7 @@ func (c *Cmd) output(dst io.Writer) (io.Writer, error) {
 		return nil, err
 	}
 	c.sys.childEnds = append(c.sys.childEnds, w)
+	c.sys.outR = append(c.sys.outR, r)
 	c.sys.copies.Add(1)
 	go func() {
 		defer c.sys.copies.Done()

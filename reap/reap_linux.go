@@ -229,9 +229,11 @@ func finishRecord(reg *registry.Registry, rec *registry.Record, why string, r *r
 	var errs []error
 	if r != nil {
 		b, _ := r.JSON()
-		p := reg.ReceiptPath(rec.Name)
-		errs = append(errs, os.WriteFile(p, b, 0o600))
-		rec.Receipt = p
+		p, err := reg.WriteReceipt(rec.Name, b)
+		errs = append(errs, err)
+		if err == nil {
+			rec.Receipt = p
+		}
 		rec.Exit = &r.Exit
 	}
 	if r != nil && !r.StopConfirmed {

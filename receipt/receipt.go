@@ -57,7 +57,24 @@ type Receipt struct {
 	StopConfirmed bool     `json:"stop_confirmed"`
 	Evidence      Evidence `json:"evidence"`
 
+	// OutputLoss is set when a session's output could not all be kept.
+	OutputLoss *OutputLoss `json:"output_loss,omitempty"`
+
 	Error string `json:"error,omitempty"`
+}
+
+// OutputLoss is output a session's command wrote that its log could not
+// keep (a full or read-only state disk). The command was not disturbed:
+// its output went on being read, and what could not be written was
+// dropped and counted here.
+type OutputLoss struct {
+	DroppedBytes int64 `json:"dropped_bytes"`
+	// DroppedLines counts the newlines in what was dropped.
+	DroppedLines int64     `json:"dropped_lines"`
+	FirstAt      time.Time `json:"first_at"`
+	// Error is the first write error; LastError the latest, if different.
+	Error     string `json:"error"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // MaxListed bounds the process lists in a receipt.

@@ -19,6 +19,11 @@ func (r *Registry) LogPath(name string) string { return "" }
 // ReceiptPath is not implemented on this system.
 func (r *Registry) ReceiptPath(name string) string { return "" }
 
+// WriteReceipt is not implemented on this system.
+func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
+	return "", errors.ErrUnsupported
+}
+
 // RuntimeDir is not implemented on this system.
 func (r *Registry) RuntimeDir(name string) string { return "" }
 

@@ -111,6 +111,18 @@ func (r *Registry) ReceiptPath(name string) string {
 	return filepath.Join(r.Dir, "receipts", name+".json")
 }
 
+// WriteReceipt stores the stop receipt of name and returns its path. The
+// write is atomic (readers see the old receipt or the new one, never a
+// torn one, and a failed write leaves the old one), and a file planted in
+// its place is replaced, never written through. Not synced, as records.
+func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	p := r.ReceiptPath(name)
+	return p, atomicfile.Replace(p, b, 0o600)
+}
+
 // CheckDir applies the registry's safety rules to a directory inside it.
 func (r *Registry) CheckDir(d string) error { return r.checkDir(d) }
 

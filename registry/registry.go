@@ -88,6 +88,11 @@ type Record struct {
 	Exit       *receipt.Exit `json:"exit,omitempty"`
 	Receipt    string        `json:"receipt,omitempty"`
 	Error      string        `json:"error,omitempty"`
+
+	// OutputLoss is set once the session's log could not keep all of its
+	// output (kept current while the session runs, when the record can
+	// be written).
+	OutputLoss *receipt.OutputLoss `json:"output_loss,omitempty"`
 }
 
 // Live reports whether the record describes a session that may still have

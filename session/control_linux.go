@@ -54,11 +54,16 @@ func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Du
 	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(rec.RuntimeDir, "stop.json"), b, 0o600); err != nil {
-		return nil, err
-	}
+	// A request that cannot be written (a full or read-only state disk)
+	// must not make the session unstoppable: the signal alone means stop
+	// with the session's own grace, and a second, different one (two
+	// SIGTERMs may merge) means no grace.
+	werr := atomicfile.WriteFile(filepath.Join(rec.RuntimeDir, "stop.json"), b, 0o600)
 	if err := h.Signal(unix.SIGTERM); err != nil && !errors.Is(err, identity.ErrGone) {
 		return nil, err
+	}
+	if werr != nil && grace < 0 {
+		h.Signal(unix.SIGINT)
 	}
 	if !h.WaitExit(wait) {
 		return nil, fmt.Errorf("session: %q: supervisor still stopping after %s", name, wait)
@@ -68,7 +73,11 @@ func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Du
 		return nil, err
 	}
 	if rec.Live() {
-		return nil, fmt.Errorf("%w: %q: its supervisor died while stopping it; `tether reap` finishes the stop", ErrUnsupervised, name)
+		why := "it was killed, or could not write the state dir"
+		if werr != nil {
+			why = "the state dir cannot be written: " + werr.Error()
+		}
+		return nil, fmt.Errorf("%w: %q: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", ErrUnsupervised, name, why)
 	}
 	return readReceipt(rec)
 }

@@ -4,6 +4,7 @@ package session
 
 import (
 	"errors"
+	"io"
 	"os"
 	"time"
 
@@ -22,6 +23,11 @@ func Supervise(stateDir, name string, ready *os.File) error { return errors.ErrU
 
 // Supervisor is not implemented on this system.
 func Supervisor(rec *registry.Record) (*identity.Handle, error) { return nil, errors.ErrUnsupported }
+
+// Logs is not implemented on this system.
+func Logs(reg *registry.Registry, name string, w io.Writer, follow bool) error {
+	return errors.ErrUnsupported
+}
 
 // Stop is not implemented on this system.
 func Stop(reg *registry.Registry, name string, grace, wait time.Duration) (*receipt.Receipt, error) {

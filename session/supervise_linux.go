@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,9 +54,10 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		report(Ready{Error: err.Error(), Code: 125})
 		return err
 	}
+	w := &recorder{reg: reg, rec: rec}
 	spec, err := readSpec(reg, rec)
 	if err != nil {
-		return fail(reg, rec, report, err, 125)
+		return fail(w, report, err, 125, true)
 	}
 	var owner *identity.Handle
 	if spec.OwnerToken != "" {
@@ -64,18 +66,18 @@ func Supervise(stateDir, name string, ready *os.File) error {
 			owner, err = identity.Open(tok)
 		}
 		if err != nil {
-			return fail(reg, rec, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125)
+			return fail(w, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125, true)
 		}
 		defer owner.Close()
 	}
 	self, err := identity.OpenPID(os.Getpid())
 	if err != nil {
-		return fail(reg, rec, report, err, 125)
+		return fail(w, report, err, 125, true)
 	}
 	self.Close()
 	log, err := openLog(reg.LogPath(name), spec.LogMax)
 	if err != nil {
-		return fail(reg, rec, report, err, 125)
+		return fail(w, report, err, 125, true)
 	}
 	defer log.Close()
 
@@ -94,45 +96,50 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	// before it begins, so that a supervisor killed at any point leaves a
 	// record `tether reap` can act on.
 	c.Prepared = func(r *receipt.Receipt) error {
-		rec.Supervisor, rec.Mechanism = self.Token.String(), string(r.Mechanism)
-		if r.Cgroup != nil {
-			rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
-		}
-		rec.UpdatedAt = time.Now().UTC()
-		return reg.Write(rec)
+		return w.update(func(rec *registry.Record) {
+			rec.Supervisor, rec.Mechanism = self.Token.String(), string(r.Mechanism)
+			if r.Cgroup != nil {
+				rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
+			}
+		})
 	}
 	c.BeforeStop = func(string) {
 		stopFamily(reg, self.Token.String())
-		rec.State, rec.UpdatedAt = registry.StateStopping, time.Now().UTC()
-		reg.Write(rec)
+		w.update(func(rec *registry.Record) { rec.State = registry.StateStopping })
 	}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := c.Start(); err != nil {
-		return fail(reg, rec, report, err, contain.StartErrorCode(err))
+		return fail(w, report, err, contain.StartErrorCode(err), c.Receipt().StopConfirmed)
 	}
 	r := c.Receipt()
-	rec.State, rec.UpdatedAt = registry.StateRunning, time.Now().UTC()
-	rec.Supervisor = self.Token.String()
-	rec.Mechanism = string(r.Mechanism)
-	if r.Main != nil {
-		rec.Main = r.Main.Token
-	}
-	if r.Cgroup != nil {
-		rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
-	}
-	if err := reg.Write(rec); err != nil {
+	err = w.update(func(rec *registry.Record) {
+		rec.State = registry.StateRunning
+		rec.Supervisor = self.Token.String()
+		rec.Mechanism = string(r.Mechanism)
+		if r.Main != nil {
+			rec.Main = r.Main.Token
+		}
+		if r.Cgroup != nil {
+			rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
+		}
+	})
+	if err != nil {
 		c.Kill()
 		c.Wait()
-		return fail(reg, rec, report, err, 125)
+		return fail(w, report, err, 125, c.Receipt().StopConfirmed)
 	}
 	report(Ready{OK: true})
 
+	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
+	go w.watchLoss(log, stopLoss, lossDone)
 	reason := make(chan string, 1)
 	go watch(c, owner, sigs, reg, rec, reason)
 	waitErr := c.Wait()
-	return finish(reg, rec, c, reason, waitErr)
+	close(stopLoss)
+	<-lossDone
+	return finish(w, c, log.Loss(), reason, waitErr)
 }
 
 // watch turns owner death and signals into stop requests.
@@ -178,10 +185,11 @@ func watch(c *contain.Cmd, owner *identity.Handle, sigs chan os.Signal, reg *reg
 	}
 }
 
-// finish records how the session ended and frees its name once its stop
-// was confirmed.
-func finish(reg *registry.Registry, rec *registry.Record, c *contain.Cmd, reason chan string, waitErr error) error {
+// finish records how the session ended, with the output its log lost,
+// and frees its name once its stop was confirmed.
+func finish(w *recorder, c *contain.Cmd, loss *receipt.OutputLoss, reason chan string, waitErr error) error {
 	r := c.Receipt()
+	r.OutputLoss = loss
 	why := r.Stop.Reason
 	select {
 	case why = <-reason:
@@ -191,26 +199,43 @@ func finish(reg *registry.Registry, rec *registry.Record, c *contain.Cmd, reason
 		}
 	}
 	b, _ := r.JSON()
-	rp := reg.ReceiptPath(rec.Name)
-	werr := os.WriteFile(rp, b, 0o600)
-	rec.State, rec.UpdatedAt = registry.StateStopped, time.Now().UTC()
-	rec.StopReason, rec.Exit, rec.Receipt = why, &r.Exit, rp
-	if !r.StopConfirmed {
-		rec.Error = fmt.Sprintf("stop not confirmed: %v", waitErr)
-	}
-	err := errors.Join(werr, reg.Write(rec))
+	rp, werr := w.reg.WriteReceipt(w.rec.Name, b)
+	err := w.update(func(rec *registry.Record) {
+		rec.State, rec.StopReason, rec.Exit, rec.OutputLoss = registry.StateStopped, why, &r.Exit, loss
+		var msgs []string
+		if !r.StopConfirmed {
+			msgs = append(msgs, fmt.Sprintf("stop not confirmed: %v", waitErr))
+		}
+		if werr != nil {
+			msgs = append(msgs, fmt.Sprintf("receipt not written: %v", werr))
+		} else {
+			rec.Receipt = rp
+		}
+		rec.Error = strings.Join(msgs, "; ")
+	})
+	err = errors.Join(werr, err)
 	if r.StopConfirmed {
-		err = errors.Join(err, reg.Release(rec.Name))
+		err = errors.Join(err, w.reg.Release(w.rec.Name))
 	}
 	return err
 }
 
-// fail records a session that could not start and reports it.
-func fail(reg *registry.Registry, rec *registry.Record, report func(Ready), err error, code int) error {
-	rec.State, rec.Error, rec.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
-	rec.Exit = &receipt.Exit{Code: code, MainStatus: -1}
-	reg.Write(rec)
-	reg.Release(rec.Name)
+// fail records a session that could not start and reports it. Its
+// runtime dir is released only when nothing of it may still run
+// (confirmed); otherwise the record stays live, saying so, for `tether
+// reap`, which releases the dir once it has proven the stop.
+func fail(w *recorder, report func(Ready), err error, code int, confirmed bool) error {
+	w.update(func(rec *registry.Record) {
+		rec.State, rec.Error = registry.StateFailed, err.Error()
+		if !confirmed {
+			rec.State = registry.StateStopping
+			rec.Error += "; its stop was not confirmed: runtime dir kept for tether reap"
+		}
+		rec.Exit = &receipt.Exit{Code: code, MainStatus: -1}
+	})
+	if confirmed {
+		w.reg.Release(w.rec.Name)
+	}
 	report(Ready{Error: err.Error(), Code: code})
 	return err
 }
