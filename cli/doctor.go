@@ -177,6 +177,13 @@ func doctorSections(r *hostinfo.Report) []section {
 	secs = append(secs, k)
 
 	sd := section{title: "systemd"}
+	sd.add("booted with systemd", "%s", yesNo(r.Systemd.Booted, "yes: its manager owns the cgroup tree; tether writes only where it delegated", "no (no /run/systemd/system)"))
+	if r.Systemd.Booted {
+		sd.add("manager for scopes", "%s: %s", orNone(r.Systemd.Manager, "none"), yesNo(r.Systemd.ManagerReachable, "reachable", "unreachable: "+r.Systemd.ManagerError))
+		if r.Systemd.ManagerReachable {
+			sd.add("scope controllers", "%s", list(r.Systemd.ScopeControllers))
+		}
+	}
 	sd.add("user manager", "%s", yesNo(r.Systemd.UserManager, "found ($XDG_RUNTIME_DIR/systemd exists)", "not found (no $XDG_RUNTIME_DIR/systemd)"))
 	sd.add("systemd-run", "%s", orNone(r.Systemd.SystemdRun, "not found"))
 	secs = append(secs, sd)
@@ -222,7 +229,7 @@ func v2Section(r *hostinfo.Report) section {
 	}
 	s.add("can create leaves", "%s", yesNo(lp.Usable, "yes", "no: "+lp.Why))
 	switch {
-	case r.UID == 0:
+	case r.UID == 0 && !r.Systemd.Booted:
 		s.add("delegated", "not needed: %s", lp.Delegation.Detail)
 	default:
 		s.add("delegated", "%s: %s", yesNo(lp.Delegation.Delegated, "yes", "no"), lp.Delegation.Detail)
