@@ -2,11 +2,11 @@ package delegate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -16,9 +16,8 @@ import (
 // second connection for signals on every Conn, a cost paid on each run
 // that needs a scope, for the two calls tether makes.
 type bus struct {
-	conn    *dbus.Conn
-	mgr     dbus.BusObject
-	signals chan *dbus.Signal
+	conn *dbus.Conn
+	mgr  dbus.BusObject
 }
 
 const (
@@ -56,9 +55,7 @@ func dial(ctx context.Context, m Manager) (*bus, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bus{conn: c, mgr: c.Object(sdDest, sdPath), signals: make(chan *dbus.Signal, 16)}
-	c.Signal(b.signals)
-	return b, nil
+	return &bus{conn: c, mgr: c.Object(sdDest, sdPath)}, nil
 }
 
 func dialPrivate(ctx context.Context, sock string) (*dbus.Conn, error) {
@@ -91,7 +88,13 @@ func prop(name string, v any) property { return property{name, dbus.MakeVariant(
 
 // startTransient starts a transient unit and waits for its job to end:
 // "done" is success, any other result an error.
+//
+// systemd sends every signal to a direct connection, and godbus stalls the
+// connection while a signal channel is full, so signals are drained by a
+// goroutine for as long as the exchange lasts, keeping only JobRemoved.
 func (b *bus) startTransient(ctx context.Context, name string, props []property) error {
+	jobs := newJobWatch(b.conn)
+	defer jobs.stop()
 	var job dbus.ObjectPath
 	aux := []struct {
 		Name  string
@@ -100,26 +103,78 @@ func (b *bus) startTransient(ctx context.Context, name string, props []property)
 	if err := b.mgr.CallWithContext(ctx, sdManager+".StartTransientUnit", 0, name, "fail", props, aux).Store(&job); err != nil {
 		return err
 	}
+	r, err := jobs.wait(ctx, job)
+	if err != nil {
+		return err
+	}
+	if r != "done" {
+		return fmt.Errorf("job %s", r)
+	}
+	return nil
+}
+
+// jobWatch collects the results of ended jobs from JobRemoved signals.
+type jobWatch struct {
+	conn *dbus.Conn
+	ch   chan *dbus.Signal
+	mu   sync.Mutex
+	done map[dbus.ObjectPath]string
+	wake chan struct{}
+	quit chan struct{}
+}
+
+func newJobWatch(c *dbus.Conn) *jobWatch {
+	w := &jobWatch{conn: c, ch: make(chan *dbus.Signal, 64), done: map[dbus.ObjectPath]string{},
+		wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	c.Signal(w.ch)
+	go w.drain()
+	return w
+}
+
+func (w *jobWatch) drain() {
 	for {
 		select {
-		case s := <-b.signals:
-			if s == nil {
-				return errors.New("connection to the manager closed")
+		case s, ok := <-w.ch:
+			if !ok {
+				return
 			}
 			if s.Name != sdManager+".JobRemoved" || len(s.Body) < 4 {
 				continue
 			}
-			if p, _ := s.Body[1].(dbus.ObjectPath); p != job {
-				continue
+			p, _ := s.Body[1].(dbus.ObjectPath)
+			r, _ := s.Body[3].(string)
+			w.mu.Lock()
+			w.done[p] = r
+			w.mu.Unlock()
+			select {
+			case w.wake <- struct{}{}:
+			default:
 			}
-			if r, _ := s.Body[3].(string); r != "done" {
-				return fmt.Errorf("job %s", r)
-			}
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-w.quit:
+			return
 		}
 	}
+}
+
+func (w *jobWatch) wait(ctx context.Context, job dbus.ObjectPath) (string, error) {
+	for {
+		w.mu.Lock()
+		r, ok := w.done[job]
+		w.mu.Unlock()
+		if ok {
+			return r, nil
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
+func (w *jobWatch) stop() {
+	w.conn.RemoveSignal(w.ch)
+	close(w.quit)
 }
 
 // delegates asks for the Delegate property of a loaded unit.

@@ -116,6 +116,18 @@ func TestScopeHelper(t *testing.T) {
 	if p, err := Check(ctx, filepath.Join(s.Dir, SupervisorDir)); err != nil {
 		t.Errorf("Check(scope/supervisor) = %q, %v; want delegated", p, err)
 	}
+	// The manager, asked over D-Bus (the proof used where systemd marks
+	// nothing), agrees: the scope is delegated; the unit we came from,
+	// unless marked, is not.
+	if ok, err := unitDelegates(ctx, s.Manager, s.Unit); err != nil || !ok {
+		t.Errorf("unitDelegates(%s) = %t, %v; want true", s.Unit, ok, err)
+	}
+	if u := unitDir(before); u != "" && s.PartOf != "" {
+		t1, _ := getxattr(u, "trusted.delegate")
+		if ok, err := unitDelegates(ctx, s.Manager, filepath.Base(u)); err != nil || ok != (t1 == "1") {
+			t.Errorf("unitDelegates(%s) = %t, %v; want %t", filepath.Base(u), ok, err, t1 == "1")
+		}
+	}
 	if h, err := Parent(ctx); err != nil || h.Dir != s.Dir || h.Scope == nil {
 		t.Errorf("Parent() = %+v, %v; want the scope", h, err)
 	}
