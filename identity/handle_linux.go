@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -12,10 +13,20 @@ import (
 
 // Handle is a pidfd proven to refer to the process its Token names.
 // Every signal tether sends goes through a Handle.
+//
+// Its methods may be called from several goroutines, Close included: the
+// pidfd is closed only once no call is using it, so a number freed by
+// Close and reused by another open can never be signalled or polled by
+// mistake. Close wakes a WaitExit in progress, which then reports false.
 type Handle struct {
 	Token Token
-	fd    int
+
+	mu   sync.RWMutex // held for reading across each use of fd, for writing by Close
+	fd   int
+	wake wakeFD // lets Close end a WaitExit in progress
 }
+
+func newHandle(t Token, fd int) *Handle { return &Handle{Token: t, fd: fd, wake: wakeFD{fd: -1}} }
 
 // Open opens a pidfd for t.PID and proves it is the process t names: the
 // boot id must be this boot's, and the start time read after the pidfd was
@@ -38,7 +49,7 @@ func Open(t Token) (*Handle, error) {
 					unix.Close(fd)
 					return nil, fmt.Errorf("%w: %s exited", ErrGone, t)
 				}
-				return &Handle{Token: t, fd: fd}, nil
+				return newHandle(t, fd), nil
 			}
 			unix.Close(fd)
 		}
@@ -93,14 +104,25 @@ func OpenPID(pid int) (*Handle, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &Handle{Token: tok, fd: fd}, nil
+	return newHandle(tok, fd), nil
 }
 
-// FD returns the pidfd. It stays owned by the Handle.
-func (h *Handle) FD() int { return h.fd }
+// FD returns the pidfd, or -1 after Close. It stays owned by the Handle
+// and is valid only until Close: use the Handle's methods where another
+// goroutine may close it.
+func (h *Handle) FD() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.fd
+}
 
 // Signal sends sig to the process. A process that already exited is ErrGone.
 func (h *Handle) Signal(sig syscall.Signal) error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.fd < 0 {
+		return ErrClosed
+	}
 	err := unix.PidfdSendSignal(h.fd, sig, nil, 0)
 	if errors.Is(err, unix.ESRCH) {
 		return fmt.Errorf("%w: %s", ErrGone, h.Token)
@@ -115,6 +137,11 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 // its cgroup directory), from the pidfd info ioctl (Linux 6.13+). It works
 // for zombies too. errors.ErrUnsupported means the kernel lacks the ioctl.
 func (h *Handle) CgroupID() (uint64, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.fd < 0 {
+		return 0, ErrClosed
+	}
 	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
 	if err := unix.IoctlPidfdInfo(h.fd, &info); err != nil {
 		if errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EINVAL) {
@@ -131,33 +158,72 @@ func (h *Handle) CgroupID() (uint64, error) {
 	return info.Cgroupid, nil
 }
 
-// Exited reports whether the process has exited (it may still be a zombie).
-func (h *Handle) Exited() bool { return !alive(h.fd) }
+// Exited reports whether the process has exited (it may still be a
+// zombie). A closed handle reports false: it can no longer tell.
+func (h *Handle) Exited() bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.fd >= 0 && !alive(h.fd)
+}
 
-// WaitExit waits up to d for the process to exit and reports whether it did.
+// WaitExit waits up to d for the process to exit and reports whether it
+// did. It returns false at once when Close is called meanwhile.
 func (h *Handle) WaitExit(d time.Duration) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.fd < 0 {
+		return false
+	}
+	if !alive(h.fd) {
+		return true
+	}
+	if d <= 0 {
+		return false
+	}
+	// Only a wait that may block needs a way to be woken by Close.
+	wfd, err := h.wake.get()
 	deadline := time.Now().Add(d)
 	for {
-		ms := int(time.Until(deadline) / time.Millisecond)
-		if ms < 0 {
-			ms = 0
-		}
+		ms := max(int(time.Until(deadline)/time.Millisecond), 0)
 		fds := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, ms)
-		if err == unix.EINTR {
-			continue
+		if err == nil {
+			fds = append(fds, unix.PollFd{Fd: int32(wfd), Events: unix.POLLIN})
+		} else {
+			ms = min(ms, 100) // no wake fd (EMFILE): poll in slices so Close waits briefly
 		}
-		return n > 0 || err != nil || !alive(h.fd)
+		n, perr := unix.Poll(fds, ms)
+		switch {
+		case perr == unix.EINTR:
+			continue
+		case perr != nil:
+			return true // as before: a pidfd that cannot be polled is not waited on
+		case fds[0].Revents != 0:
+			return true
+		case len(fds) > 1 && fds[1].Revents != 0:
+			return false // Close was called
+		case n == 0 && !time.Now().Before(deadline):
+			return !alive(h.fd)
+		case err != nil && h.wake.closing():
+			return false
+		}
 	}
 }
 
-// Close releases the pidfd.
+// Close releases the pidfd once no other call is using it; a WaitExit in
+// progress is woken and returns false.
 func (h *Handle) Close() error {
-	if h == nil || h.fd < 0 {
+	if h == nil {
+		return nil
+	}
+	h.wake.signal()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fd < 0 {
 		return nil
 	}
 	err := unix.Close(h.fd)
 	h.fd = -1
+	h.wake.close()
 	return err
 }
 
@@ -187,12 +253,17 @@ func OpenChild(pid int) (*Handle, error) {
 		}
 		return nil, os.NewSyscallError("pidfd_open", err)
 	}
-	return &Handle{Token: Token{PID: pid}, fd: fd}, nil
+	return newHandle(Token{PID: pid}, fd), nil
 }
 
 // Identify completes the token of a handle from OpenChild. It is exact
 // while the child is unreaped (even as a zombie).
 func (h *Handle) Identify() error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.fd < 0 {
+		return ErrClosed
+	}
 	tok, err := Of(h.Token.PID)
 	if err != nil {
 		return err
@@ -206,6 +277,11 @@ func (h *Handle) Identify() error {
 // child of the caller, through waitid(P_PIDFD). ECHILD (not our child, or
 // already reaped) is reported as ErrGone.
 func (h *Handle) Reap() error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.fd < 0 {
+		return ErrClosed
+	}
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PIDFD, h.fd, &info, unix.WEXITED, nil)

@@ -27,6 +27,8 @@ var (
 	ErrGone = errors.New("identity: process is gone")
 	// ErrBadToken is returned by Parse for text that is not a token.
 	ErrBadToken = errors.New("identity: malformed token")
+	// ErrClosed is returned by a Handle's methods after Close.
+	ErrClosed = errors.New("identity: handle closed")
 )
 
 // Token identifies one process for the lifetime of one boot.
