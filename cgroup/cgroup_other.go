@@ -36,7 +36,7 @@ func Create(parent string) (*Leaf, error) { return nil, ErrNoV2 }
 func (l *Leaf) Name() string { return "" }
 
 // StartFD is not implemented on this system.
-func (l *Leaf) StartFD() (int, error) { return -1, errors.ErrUnsupported }
+func (l *Leaf) StartFD() (int, func(), error) { return -1, func() {}, errors.ErrUnsupported }
 
 // Procs is not implemented on this system.
 func (l *Leaf) Procs() ([]int, error) { return nil, errors.ErrUnsupported }

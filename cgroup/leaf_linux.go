@@ -21,7 +21,10 @@ type Leaf struct {
 	Parent string // absolute path of the parent directory
 	ID     uint64 // cgroup id: the inode number of the leaf directory
 
-	mu       sync.Mutex
+	// mu is held for reading across every use of the fds and for writing
+	// while they are closed, so a number freed by Close and reused by
+	// another open is never read, written or started into by mistake.
+	mu       sync.RWMutex
 	dirfd    int
 	parentfd int
 	killed   bool
@@ -87,29 +90,32 @@ func randomHex() string {
 // Name returns the leaf's directory name.
 func (l *Leaf) Name() string { return filepath.Base(l.Path) }
 
-// StartFD returns the directory fd to pass as SysProcAttr.CgroupFD. It
-// refuses a leaf that was killed: the kernel SIGKILLs any process cloned into
-// a cgroup that was ever written cgroup.kill.
-func (l *Leaf) StartFD() (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// StartFD returns the directory fd to pass as SysProcAttr.CgroupFD, and a
+// release func to call once the process is started: until then the fd
+// stays open (Close waits). It refuses a leaf that was killed: the kernel
+// SIGKILLs any process cloned into a cgroup that was ever written
+// cgroup.kill.
+func (l *Leaf) StartFD() (fd int, release func(), err error) {
+	l.mu.RLock()
 	switch {
 	case l.dirfd < 0:
-		return -1, ErrClosed
+		l.mu.RUnlock()
+		return -1, func() {}, ErrClosed
 	case l.killed:
-		return -1, fmt.Errorf("%w: %s", ErrKilled, l.Path)
+		l.mu.RUnlock()
+		return -1, func() {}, fmt.Errorf("%w: %s", ErrKilled, l.Path)
 	}
-	return l.dirfd, nil
+	var once sync.Once
+	return l.dirfd, func() { once.Do(l.mu.RUnlock) }, nil
 }
 
 func (l *Leaf) read(file string) ([]byte, error) {
-	l.mu.Lock()
-	dirfd := l.dirfd
-	l.mu.Unlock()
-	if dirfd < 0 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.dirfd < 0 {
 		return nil, ErrClosed
 	}
-	b, err := procfs.ReadFileAt(dirfd, file)
+	b, err := procfs.ReadFileAt(l.dirfd, file)
 	if err != nil {
 		if pe, ok := err.(*os.PathError); ok {
 			pe.Path = filepath.Join(l.Path, file)
@@ -120,13 +126,12 @@ func (l *Leaf) read(file string) ([]byte, error) {
 }
 
 func (l *Leaf) write(file, data string) error {
-	l.mu.Lock()
-	dirfd := l.dirfd
-	l.mu.Unlock()
-	if dirfd < 0 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.dirfd < 0 {
 		return ErrClosed
 	}
-	return writeFileAt(dirfd, file, filepath.Join(l.Path, file), data)
+	return writeFileAt(l.dirfd, file, filepath.Join(l.Path, file), data)
 }
 
 // Procs returns the pids in the leaf (cgroup.procs).
@@ -169,8 +174,8 @@ func (l *Leaf) Kill() error {
 
 // Killed reports whether Kill was called.
 func (l *Leaf) Killed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
 	return l.killed
 }
 
@@ -182,14 +187,17 @@ const notifyDelay = 15 * time.Millisecond
 // whether it did. It sleeps in poll(2): kernfs wakes pollers of
 // cgroup.events with POLLPRI when the file changes.
 func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
-	l.mu.Lock()
-	dirfd := l.dirfd
-	l.mu.Unlock()
-	if dirfd < 0 {
-		return false, ErrClosed
-	}
 	path := filepath.Join(l.Path, "cgroup.events")
-	fd, err := unix.Openat(dirfd, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	// The wait polls an fd of its own, so Close need not wait for it.
+	l.mu.RLock()
+	fd, err := -1, ErrClosed
+	if l.dirfd >= 0 {
+		fd, err = unix.Openat(l.dirfd, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	l.mu.RUnlock()
+	if err == ErrClosed {
+		return false, err
+	}
 	if err != nil {
 		return false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -295,11 +303,10 @@ func (l *Leaf) ReadFile(file string) (string, error) {
 // Has reports whether the leaf has file; controller files exist only when
 // the parent enables the controller for its children.
 func (l *Leaf) Has(file string) bool {
-	l.mu.Lock()
-	dirfd := l.dirfd
-	l.mu.Unlock()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
 	var st unix.Stat_t
-	return dirfd >= 0 && unix.Fstatat(dirfd, file, &st, 0) == nil
+	return l.dirfd >= 0 && unix.Fstatat(l.dirfd, file, &st, 0) == nil
 }
 
 // OpenLeaf opens an existing leaf at path and proves it is the one with

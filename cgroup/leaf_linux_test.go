@@ -62,11 +62,12 @@ func TestLeafLifecycle(t *testing.T) {
 	if filepath.Dir(l.Path) != l.Parent || len(l.Name()) != len(LeafPrefix)+16 {
 		t.Errorf("leaf path %q parent %q: want <parent>/%s<16 hex>", l.Path, l.Parent, LeafPrefix)
 	}
-	fd, err := l.StartFD()
+	fd, release, err := l.StartFD()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := startIn(t, fd)
+	release()
 	pids, err := l.Procs()
 	if err != nil || len(pids) != 1 || pids[0] != c.Process.Pid {
 		t.Fatalf("Procs() = %v, %v, want [%d]", pids, err, c.Process.Pid)
@@ -81,10 +82,11 @@ func TestLeafLifecycle(t *testing.T) {
 
 func TestKillEmptiesLeaf(t *testing.T) {
 	l := newLeaf(t)
-	fd, _ := l.StartFD()
+	fd, release, _ := l.StartFD()
 	for range 3 {
 		startIn(t, fd)
 	}
+	release()
 	if err := l.Kill(); err != nil {
 		t.Fatalf("Kill() error = %v", err)
 	}
@@ -103,11 +105,12 @@ func TestKillEmptiesLeaf(t *testing.T) {
 // cgroup.kill is SIGKILLed at once. StartFD must refuse such a leaf.
 func TestKilledLeafIsNeverReused(t *testing.T) {
 	l := newLeaf(t)
-	fd, _ := l.StartFD()
+	fd, release, _ := l.StartFD()
+	release() // the raw fd stays open until Close; the test uses it below
 	if err := l.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.StartFD(); !errors.Is(err, ErrKilled) {
+	if _, _, err := l.StartFD(); !errors.Is(err, ErrKilled) {
 		t.Fatalf("StartFD() after Kill error = %v, want ErrKilled", err)
 	}
 	// The trap itself, observed with the raw fd.
@@ -124,11 +127,12 @@ func TestKilledLeafIsNeverReused(t *testing.T) {
 	}
 	// A fresh leaf beside it works.
 	l2 := newLeaf(t)
-	fd2, err := l2.StartFD()
+	fd2, release2, err := l2.StartFD()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c2 := startIn(t, fd2)
+	release2()
 	time.Sleep(50 * time.Millisecond)
 	if err := c2.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Errorf("process in a fresh leaf after a sibling's kill: %v, want alive", err)

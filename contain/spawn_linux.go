@@ -89,6 +89,7 @@ func (c *Cmd) launch(ec *exec.Cmd) error {
 	reply := make(chan spawnResult, 1)
 	spawner() <- spawnReq{c: c, ec: ec, reply: reply}
 	res := <-reply
+	c.releaseStartFD()
 	c.closeChildEnds()
 	if ec.Process == nil {
 		return res.err

@@ -41,6 +41,9 @@ type sysState struct {
 	marker     string
 	timer      *time.Timer
 	stopping   bool
+	// releaseStartFD lets the leaf's fd be closed again once the main
+	// process is cloned into it.
+	releaseStartFD func()
 }
 
 type exitResult struct {
@@ -114,6 +117,7 @@ func (c *Cmd) start() (err error) {
 	crash.Point("before-start")
 	ec, err := c.buildExec()
 	if err != nil {
+		c.releaseStartFD()
 		return err
 	}
 	if err := c.launch(ec); err != nil {
@@ -125,6 +129,14 @@ func (c *Cmd) start() (err error) {
 	}
 	go c.supervise()
 	return nil
+}
+
+// releaseStartFD ends the hold StartFD took on the leaf's fd.
+func (c *Cmd) releaseStartFD() {
+	if c.sys.releaseStartFD != nil {
+		c.sys.releaseStartFD()
+		c.sys.releaseStartFD = nil
+	}
 }
 
 // chooseMechanism creates the leaf, or settles on the fallback.
@@ -209,10 +221,11 @@ func (c *Cmd) buildExec() (*exec.Cmd, error) {
 	}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if c.leaf != nil {
-		fd, err := c.leaf.StartFD()
+		fd, release, err := c.leaf.StartFD()
 		if err != nil {
 			return nil, err
 		}
+		c.sys.releaseStartFD = release
 		attr.UseCgroupFD, attr.CgroupFD = true, fd
 	} else if !isTerminal(c.Stdin) {
 		// Its own process group keeps terminal-less job control signals

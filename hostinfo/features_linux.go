@@ -117,7 +117,7 @@ func probeClone3(parent string) (f Feature, hasKill bool, err error) {
 	_, kerr := os.Stat(filepath.Join(leaf.Path, "cgroup.kill"))
 	hasKill = kerr == nil
 
-	fd, err := leaf.StartFD()
+	fd, release, err := leaf.StartFD()
 	if err != nil {
 		f.Detail = "cannot use the probe leaf: " + err.Error()
 		return f, hasKill, nil
@@ -125,7 +125,9 @@ func probeClone3(parent string) (f Feature, hasKill bool, err error) {
 	pidfd := -1
 	cmd := exec.Command(probeTrue)
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd, PidFD: &pidfd}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	release()
+	if err != nil {
 		f.Detail = "starting " + probeTrue + " into " + leaf.Path + " failed: " + startWhy(err)
 		return f, hasKill, nil
 	}
