@@ -99,7 +99,7 @@ type Cmd struct {
 	// Timeout, if positive, begins the stop protocol after this long.
 	Timeout time.Duration
 	// Grace is how long members have after SIGTERM (default DefaultGrace;
-	// negative means none).
+	// negative means none). Set it before Start; afterwards use SetGrace.
 	Grace time.Duration
 	// KillWait bounds the wait for emptiness after the kill (default
 	// DefaultKillWait).
@@ -142,8 +142,9 @@ type Cmd struct {
 	// automatically; empty otherwise.
 	Warning string
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards started, stopping, Grace after Start, and rec
 	started  bool
+	stopping bool // the run's end is decided: the stop protocol runs or is about to
 	leaf     *cgroup.Leaf
 	rec      receipt.Receipt
 	chanOnce sync.Once
@@ -204,7 +205,31 @@ func (c *Cmd) Run() error {
 // has started, so a signal that arrives during Start is never lost.
 func (c *Cmd) Stop(reason string) {
 	c.chans()
-	c.stopOnce.Do(func() { c.stopCh <- reason })
+	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		c.stopping = true
+		c.mu.Unlock()
+		c.stopCh <- reason
+	})
+}
+
+// Stopping reports whether the run's end is decided (the main process
+// exited, the timeout expired, or Stop was called): the stop protocol runs
+// or is about to.
+func (c *Cmd) Stopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopping
+}
+
+// SetGrace changes the grace period, also of a stop already under way:
+// its grace wait then ends at its own start plus d, at once if that has
+// passed (negative d: no grace). Unlike writing Grace, it is safe while the
+// command runs.
+func (c *Cmd) SetGrace(d time.Duration) {
+	c.mu.Lock()
+	c.Grace = d
+	c.mu.Unlock()
 }
 
 // Kill skips what is left of the grace period: the group is killed at once.
@@ -213,6 +238,13 @@ func (c *Cmd) Kill() {
 	c.chans()
 	c.skipOnce.Do(func() { close(c.skipCh) })
 	c.Stop(ReasonRequest)
+}
+
+// KillRequested returns a channel that is closed once Kill is called: work
+// done before the stop protocol (BeforeStop) can cut itself short too.
+func (c *Cmd) KillRequested() <-chan struct{} {
+	c.chans()
+	return c.skipCh
 }
 
 // chans makes the channels that Stop, Kill and Wait use, once.

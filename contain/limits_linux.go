@@ -88,9 +88,9 @@ func (p *protocol) finishLimits() {
 	}
 	b.Outcome()
 	err := errors.Join(p.c.sys.v1Err, b.Remove())
-	p.c.rec.Limits = b.Receipt()
+	p.limits = b.Receipt()
 	if p.c.sys.v1Verified {
-		p.c.rec.Limits.V1PlacementVerifiedBy = "spawner-thread-before-fork"
+		p.limits.V1PlacementVerifiedBy = "spawner-thread-before-fork"
 	}
 	n := strconv.Itoa(len(b.V1Dirs()))
 	p.step("limits", "read the budget's counters; removed v1 leaves ("+n+" left)", 0, err)

@@ -64,7 +64,7 @@ func (p *protocol) runCgroup() {
 	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
 
 	if cpu, err := leaf.CPU(); err == nil {
-		p.c.rec.Cgroup.CPU = &receipt.CPU{UsageUsec: cpu.UsageUsec, UserUsec: cpu.UserUsec, SystemUsec: cpu.SystemUsec}
+		p.cpu = &receipt.CPU{UsageUsec: cpu.UsageUsec, UserUsec: cpu.UserUsec, SystemUsec: cpu.SystemUsec}
 	}
 	if !empty {
 		// Removing a populated leaf fails; keep it (and its fd closed) so
@@ -80,7 +80,6 @@ func (p *protocol) runCgroup() {
 		leaf.Close()
 	}
 	p.ev.LeafRemoved = err == nil
-	p.c.rec.Cgroup.Removed = err == nil
 	p.step("remove", "rmdir "+leaf.Path, 0, err)
 	if err == nil {
 		if rerr := p.c.sys.budget.Restore(); rerr != nil {
@@ -97,15 +96,15 @@ func (p *protocol) graceWait() bool {
 		p.step("grace", "no grace period", 0, nil)
 		return false
 	}
-	deadline := time.Now().Add(g)
+	began := time.Now()
 	for {
 		if p.skipped() {
 			p.step("grace", "cut short by a second stop request", 0, nil)
 			return false
 		}
-		left := time.Until(deadline)
+		left, ng, changed := p.graceLeft(began, g)
 		if left <= 0 {
-			p.step("grace", fmt.Sprintf("still populated after %s", g), 0, nil)
+			p.step("grace", graceOver(ng, changed, "still populated"), 0, nil)
 			return false
 		}
 		empty, err := p.c.leaf.WaitEmpty(min(left, 25*time.Millisecond))

@@ -68,7 +68,7 @@ func (p *protocol) fallbackGrace() bool {
 		p.step("grace", "no grace period", 0, nil)
 		return false
 	}
-	deadline := time.Now().Add(g)
+	began := time.Now()
 	for {
 		if p.skipped() {
 			p.step("grace", "cut short by a second stop request", 0, nil)
@@ -84,9 +84,9 @@ func (p *protocol) fallbackGrace() bool {
 				p.term(h) // forked since the last walk
 			}
 		}
-		left := time.Until(deadline)
+		left, ng, changed := p.graceLeft(began, g)
 		if left <= 0 {
-			p.step("grace", fmt.Sprintf("%d members left after %s", len(members), g), len(members), nil)
+			p.step("grace", graceOver(ng, changed, fmt.Sprintf("%d members left", len(members))), len(members), nil)
 			return false
 		}
 		time.Sleep(min(left, 20*time.Millisecond))

@@ -33,6 +33,9 @@ func (c *Cmd) supervise() {
 		reason = ReasonTimeout
 	case reason = <-c.stopCh:
 	}
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 	if c.BeforeStop != nil {
 		c.BeforeStop(reason)
 	}
@@ -105,6 +108,10 @@ type protocol struct {
 	handles map[identity.Token]*identity.Handle // members identified, by Token.Key
 	strag   []receipt.Process
 	nstrag  int
+	// What the protocol learned for the receipt, applied by finish under
+	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
+	cpu    *receipt.CPU
+	limits *receipt.Limits
 }
 
 // step records a step that ends now. Its At is when it ended, except for
@@ -123,8 +130,13 @@ func (p *protocol) stepFrom(now time.Time, name, observed string, members int, e
 	p.steps = append(p.steps, s)
 }
 
+// grace is the grace period in force now: SetGrace may change it while
+// the protocol waits.
 func (p *protocol) grace() time.Duration {
-	switch g := p.c.Grace; {
+	p.c.mu.Lock()
+	g := p.c.Grace
+	p.c.mu.Unlock()
+	switch {
 	case g < 0:
 		return 0
 	case g == 0:
@@ -132,6 +144,22 @@ func (p *protocol) grace() time.Duration {
 	default:
 		return g
 	}
+}
+
+// graceLeft is how much of the grace that began at began is left, and
+// the grace in force; changed says whether SetGrace changed it from g0.
+func (p *protocol) graceLeft(began time.Time, g0 time.Duration) (left, g time.Duration, changed bool) {
+	g = p.grace()
+	return time.Until(began.Add(g)), g, g != g0
+}
+
+// graceOver describes a grace period that ended with members left.
+func graceOver(g time.Duration, changed bool, left string) string {
+	s := fmt.Sprintf("%s after %s", left, g)
+	if changed {
+		s += " (grace changed by a later stop request)"
+	}
+	return s
 }
 
 func (p *protocol) killWait() time.Duration {
@@ -223,6 +251,18 @@ func (c *Cmd) finish(p *protocol) {
 	p.ev.MainReaped = c.sys.exit != nil
 	r.Evidence = p.ev
 	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0
+	if r.Cgroup != nil {
+		// A fresh copy: receipts handed out earlier share the old one.
+		cg := *r.Cgroup
+		cg.Removed = p.ev.LeafRemoved
+		if p.cpu != nil {
+			cg.CPU = p.cpu
+		}
+		r.Cgroup = &cg
+	}
+	if p.limits != nil {
+		r.Limits = p.limits
+	}
 	if c.sys.main != nil {
 		c.sys.main.Close()
 	}
