@@ -53,3 +53,6 @@ func (r *Registry) ListLive() ([]*Record, []error) { return nil, []error{errors.
 
 // Names is not implemented on this system.
 func (r *Registry) Names(dir string) ([]string, error) { return nil, errors.ErrUnsupported }
+
+// Lock is not implemented on this system.
+func (r *Registry) Lock() (func(), error) { return nil, errors.ErrUnsupported }

@@ -56,6 +56,32 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	env, err := claim(reg, o, owner, ownerTok)
+	if err != nil {
+		return nil, err
+	}
+	if err := launchSupervisor(reg, o, env); err != nil {
+		// Mark it failed only if the supervisor recorded nothing it might
+		// have started; a recorded leaf or process is left for reap.
+		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting && r.Cgroup == "" && r.Main == "" {
+			r.State, r.Error, r.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
+			reg.Write(r)
+			reg.Release(o.Name)
+		}
+		return nil, err
+	}
+	return reg.Read(o.Name)
+}
+
+// claim admits the session to its pool, claims its name and writes its
+// starting record as one critical section under the registry's lock: a
+// concurrent start then sees this record when it counts the pool.
+func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string, error) {
+	unlock, err := reg.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if o.Pool != "" {
 		if err := admitPool(reg, o.Pool, o.Max); err != nil {
 			return nil, err
@@ -94,17 +120,7 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 		reg.Release(o.Name)
 		return nil, err
 	}
-	if err := launchSupervisor(reg, o, env); err != nil {
-		// Mark it failed only if the supervisor recorded nothing it might
-		// have started; a recorded leaf or process is left for reap.
-		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting && r.Cgroup == "" && r.Main == "" {
-			r.State, r.Error, r.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
-			reg.Write(r)
-			reg.Release(o.Name)
-		}
-		return nil, err
-	}
-	return reg.Read(o.Name)
+	return env, nil
 }
 
 // launchSupervisor starts `tether __supervise` in a session of its own
