@@ -93,7 +93,14 @@ type Options struct {
 	// Exe is the tether binary that runs the supervisor (default: this
 	// executable, which must then be tether).
 	Exe string
+	// ReadyTimeout bounds the wait for the supervisor's report (default
+	// DefaultReadyTimeout). A supervisor that has not reported by then is
+	// killed before the start fails.
+	ReadyTimeout time.Duration
 }
+
+// DefaultReadyTimeout is how long Start waits for the supervisor's report.
+const DefaultReadyTimeout = 2 * time.Minute
 
 // StartError is a failed start, with tether run's exit code for it.
 type StartError struct {

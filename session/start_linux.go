@@ -61,12 +61,21 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 		return nil, err
 	}
 	if err := launchSupervisor(reg, o, env); err != nil {
-		// Mark it failed only if the supervisor recorded nothing it might
-		// have started; a recorded leaf or process is left for reap.
-		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting && r.Cgroup == "" && r.Main == "" {
-			r.State, r.Error, r.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
-			reg.Write(r)
-			reg.Release(o.Name)
+		// The supervisor is gone (launchSupervisor killed one that did
+		// not report). Mark the session failed if it recorded nothing it
+		// might have started; a recorded leaf is reclaimed, and a recorded
+		// process without one is left for reap.
+		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting {
+			switch {
+			case r.Cgroup == "" && r.Main == "":
+				r.State, r.Error, r.UpdatedAt = registry.StateFailed, err.Error(), time.Now().UTC()
+				reg.Write(r)
+				reg.Release(o.Name)
+			case r.Cgroup != "":
+				if rerr := Reclaim(reg, r); rerr != nil {
+					err = errors.Join(err, rerr)
+				}
+			}
 		}
 		return nil, err
 	}
@@ -133,6 +142,10 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 			return err
 		}
 	}
+	timeout := o.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
 		return err
@@ -153,7 +166,8 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 	}
 	// Reap the supervisor whenever it exits, so a long-lived caller
 	// collects no zombies.
-	go cmd.Wait()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	type result struct {
 		b   []byte
 		err error
@@ -168,8 +182,17 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 	var res result
 	select {
 	case res = <-got:
-	case <-time.After(2 * time.Minute):
-		return &StartError{Code: 125, Err: fmt.Errorf("%w: no report from the supervisor of %q within 2m", ErrSupervisor, o.Name)}
+	case <-time.After(timeout):
+		// It may yet start the command: end it before the caller releases
+		// what it would use. SIGKILL cannot be caught; the wait is bounded
+		// only against a process stuck in the kernel.
+		cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			return &StartError{Code: 125, Err: fmt.Errorf("%w: no report from the supervisor of %q within %s, and it did not die of SIGKILL", ErrSupervisor, o.Name, timeout)}
+		}
+		return &StartError{Code: 125, Err: fmt.Errorf("%w: no report from the supervisor of %q within %s; it was killed", ErrSupervisor, o.Name, timeout)}
 	}
 	var ready Ready
 	if err := json.Unmarshal(res.b, &ready); err != nil {

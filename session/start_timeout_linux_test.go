@@ -1,0 +1,52 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-run/tether/registry"
+)
+
+// TestStartTimeoutKillsSupervisor is the regression test for a start whose
+// supervisor never reports: Start used to release the runtime dir and
+// return while the supervisor ran on (and could still start the command
+// into a name now free). The supervisor must be dead when Start returns.
+func TestStartTimeoutKillsSupervisor(t *testing.T) {
+	dir := t.TempDir()
+	reg, err := registry.Open(filepath.Join(dir, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in supervisor that records its pid and never reports.
+	pidFile := filepath.Join(dir, "pid")
+	exe := filepath.Join(dir, "hung-supervisor")
+	script := "#!/bin/sh\necho $$ > " + pidFile + "\nexec sleep 1000\n"
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Start(reg, Options{Name: "hung", Argv: []string{"true"}, Owner: "none", Exe: exe, ReadyTimeout: 500 * time.Millisecond})
+	if !errors.Is(err, ErrSupervisor) {
+		t.Fatalf("Start() = %v, want ErrSupervisor", err)
+	}
+	b, rerr := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if rerr != nil || pid <= 0 {
+		t.Fatalf("the stand-in supervisor never ran: %v", rerr)
+	}
+	if serr := syscall.Kill(pid, 0); serr == nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("supervisor %d still running after Start returned %v", pid, err)
+	}
+	if _, serr := os.Stat(reg.RuntimeDir("hung")); !os.IsNotExist(serr) {
+		t.Errorf("runtime dir after the failed start: %v, want it removed", serr)
+	}
+	if r, rerr := reg.Read("hung"); rerr != nil || r.State != registry.StateFailed {
+		t.Errorf("record = %+v, %v; want failed", r, rerr)
+	}
+}
