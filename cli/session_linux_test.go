@@ -74,7 +74,11 @@ func awaitState(t *testing.T, xdg, name, want string) (session.Status, time.Dura
 	for time.Since(t0) < 20*time.Second {
 		if rec, err := reg.Read(name); err == nil {
 			if s := session.StatusOf(rec); s.State == want {
-				return s, time.Since(t0)
+				took := time.Since(t0)
+				if !rec.Live() {
+					awaitSupervisorExit(t, xdg, name)
+				}
+				return s, took
 			}
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +14,7 @@ import (
 )
 
 func newStopCmd(e *env) *cobra.Command {
-	var all, asJSON bool
+	var all, asJSON, kill bool
 	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "stop NAME... | --all",
@@ -19,39 +22,54 @@ func newStopCmd(e *env) *cobra.Command {
 		Long: `Stop each named session (or, with --all, every live session of this user):
 its supervisor stops the sessions it owns first, then runs the stop protocol
 (SIGTERM, --grace, cgroup.kill, reap), records the receipt and removes the
-session's runtime dir. Every session is attempted even when one fails; the
-exit status is 1 if any failed, and stderr names each failure.`,
+session's runtime dir. Every session is asked at once and waited for under
+one deadline. Every session is attempted even when one fails; the exit
+status is 1 if any failed, and stderr names each failure.
+
+A stop of a session that is already stopping joins that stop: it waits for
+the same end and prints the same receipt. Only --kill or --grace 0 change a
+stop under way: its members are killed at once.
+
+SIGINT, SIGTERM or SIGHUP while waiting: the first kills what is still
+stopping (as --kill), the second stops waiting (the supervisors finish the
+stops on their own).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return exit(ExitUsage, errors.New("give session names or --all, not both or neither"))
+			}
+			if kill && cmd.Flags().Changed("grace") {
+				return exit(ExitUsage, errors.New("--kill and --grace exclude each other"))
 			}
 			reg, err := openRegistry(e)
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
 			if all {
-				recs, _ := reg.List()
+				recs, _ := reg.ListLive()
 				for _, r := range recs {
 					if r.Live() {
 						args = append(args, r.Name)
 					}
 				}
 			}
-			g := grace
+			req := session.StopRequest{Reason: "request", GraceMS: grace.Milliseconds(), Kill: kill}
 			if cmd.Flags().Changed("grace") && grace == 0 {
-				g = -1
+				req.GraceMS = -1
 			}
+			wait := max(grace, 0) + 10*time.Minute
+			killCh, abandon, stop := stopSignals()
+			defer stop()
+			results := session.StopMany(reg, args, req, wait, killCh, abandon)
 			receipts := []*receipt.Receipt{}
 			var errs []error
-			for _, name := range args {
-				r, err := session.Stop(reg, name, g, g+10*time.Minute)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("stop %s: %w", name, err))
+			for _, r := range results {
+				if r.Err != nil {
+					errs = append(errs, fmt.Errorf("stop %s: %w", r.Name, r.Err))
 					continue
 				}
-				receipts = append(receipts, r)
+				receipts = append(receipts, r.Receipt)
 				if !asJSON {
-					fmt.Fprintf(e.stdout, "%s\tstopped (%s), confirmed %t\n", name, r.Stop.Reason, r.StopConfirmed)
+					fmt.Fprintf(e.stdout, "%s\tstopped (%s), confirmed %t\n", r.Name, r.Receipt.Stop.Reason, r.Receipt.StopConfirmed)
 				}
 			}
 			if asJSON {
@@ -67,6 +85,37 @@ exit status is 1 if any failed, and stderr names each failure.`,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every live session of this user")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the receipts as one JSON document")
-	cmd.Flags().DurationVar(&grace, "grace", 0, "time members get after SIGTERM (default: the session's own)")
+	cmd.Flags().DurationVar(&grace, "grace", 0, "time members get after SIGTERM (default: the session's own; 0 kills at once, also a stop under way)")
+	cmd.Flags().BoolVar(&kill, "kill", false, "kill the members at once, also of a stop already under way")
 	return cmd
+}
+
+// stopSignals turns the first SIGINT, SIGTERM or SIGHUP into closing kill
+// and the second into closing abandon; stop ends the watch.
+func stopSignals() (kill, abandon <-chan struct{}, stop func()) {
+	k, a := make(chan struct{}), make(chan struct{})
+	ch := make(chan os.Signal, 4)
+	done := make(chan struct{})
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				n++
+				switch n {
+				case 1:
+					close(k)
+				case 2:
+					close(a)
+				}
+			}
+		}
+	}()
+	return k, a, func() {
+		signal.Stop(ch)
+		close(done)
+	}
 }

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // Supervisor returns a verified handle to a live session's supervisor, or
@@ -27,59 +24,6 @@ func Supervisor(rec *registry.Record) (*identity.Handle, error) {
 		return nil, fmt.Errorf("%w: %q: its supervisor is gone (%v); `tether reap` reclaims it", ErrUnsupervised, rec.Name, err)
 	}
 	return h, nil
-}
-
-// Stop asks a session's supervisor to run the stop protocol (grace: 0 for
-// the session's own, negative for none) and waits for it, returning the
-// stop receipt. Sessions the session owns are stopped first, by its
-// supervisor.
-func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Duration) (*receipt.Receipt, error) {
-	rec, err := reg.Read(name)
-	if err != nil {
-		return nil, err
-	}
-	if !rec.Live() {
-		return readReceipt(rec)
-	}
-	h, err := Supervisor(rec)
-	if err != nil {
-		return nil, err
-	}
-	defer h.Close()
-	req := StopRequest{Reason: "request", GraceMS: grace.Milliseconds()}
-	if grace < 0 {
-		req.GraceMS = -1
-	}
-	b, _ := json.Marshal(req)
-	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
-		return nil, err
-	}
-	// A request that cannot be written (a full or read-only state disk)
-	// must not make the session unstoppable: the signal alone means stop
-	// with the session's own grace, and a second, different one (two
-	// SIGTERMs may merge) means no grace.
-	werr := atomicfile.WriteFile(filepath.Join(rec.RuntimeDir, "stop.json"), b, 0o600)
-	if err := h.Signal(unix.SIGTERM); err != nil && !errors.Is(err, identity.ErrGone) {
-		return nil, err
-	}
-	if werr != nil && grace < 0 {
-		h.Signal(unix.SIGINT)
-	}
-	if !h.WaitExit(wait) {
-		return nil, fmt.Errorf("session: %q: supervisor still stopping after %s", name, wait)
-	}
-	rec, err = reg.Read(name)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Live() {
-		why := "it was killed, or could not write the state dir"
-		if werr != nil {
-			why = "the state dir cannot be written: " + werr.Error()
-		}
-		return nil, fmt.Errorf("%w: %q: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", ErrUnsupervised, name, why)
-	}
-	return readReceipt(rec)
 }
 
 // Wait waits until the session has ended and returns its record.
@@ -129,15 +73,6 @@ func Family(reg *registry.Registry, sup string) []*registry.Record {
 	}
 	walk(sup)
 	return out
-}
-
-// stopFamily stops the sessions owned by the supervisor with token sup
-// before that supervisor's own group is stopped, so that nested leaves
-// and supervisors end in order.
-func stopFamily(reg *registry.Registry, sup string) {
-	for _, r := range Family(reg, sup) {
-		Stop(reg, r.Name, 0, 2*time.Minute)
-	}
 }
 
 // admitPool refuses a new member when max live sessions of pool exist,

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 
 	"github.com/tether-run/tether/limits"
@@ -30,6 +31,13 @@ var (
 	// ErrSupervisor is returned when the supervisor failed before it could
 	// report.
 	ErrSupervisor = errors.New("session: supervisor failed")
+	// ErrStarting is returned when stopping a session whose supervisor has
+	// not recorded itself yet; try again once its start has returned.
+	ErrStarting = errors.New("session: still starting")
+	// ErrStillStopping is returned by Stop and StopMany when the wait for a
+	// supervisor ended (deadline, or the caller gave up) before the stop:
+	// the supervisor goes on with it, and `tether wait` can follow it.
+	ErrStillStopping = errors.New("session: still stopping")
 )
 
 // Until policies: when a session ends by itself.
@@ -123,4 +131,25 @@ type Status struct {
 	Procs       int    `json:"procs"`
 	MemoryBytes int64  `json:"memory_bytes"` // -1 when the leaf has no memory controller
 	CPUUsec     int64  `json:"cpu_usec"`
+}
+
+// StopRequest is what `tether stop` leaves in the session's runtime dir,
+// one file per request (stop-*.json), before it signals the supervisor.
+type StopRequest struct {
+	// GraceMS is the grace in milliseconds: 0 the session's own, -1 none.
+	GraceMS int64 `json:"grace_ms"`
+	// Kill kills the members at once, also of a stop already under way.
+	Kill   bool   `json:"kill,omitempty"`
+	Reason string `json:"reason"`
+	// Supervisor is the token of the supervisor the request is for: a
+	// request left behind for an ended session is ignored by the next
+	// session of the same name.
+	Supervisor string `json:"supervisor"`
+}
+
+// StopResult is how the stop of one session ended.
+type StopResult struct {
+	Name    string
+	Receipt *receipt.Receipt
+	Err     error
 }

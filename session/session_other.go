@@ -34,6 +34,15 @@ func Stop(reg *registry.Registry, name string, grace, wait time.Duration) (*rece
 	return nil, errors.ErrUnsupported
 }
 
+// StopMany is not implemented on this system.
+func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}) []StopResult {
+	out := make([]StopResult, len(names))
+	for i, n := range names {
+		out[i] = StopResult{Name: n, Err: errors.ErrUnsupported}
+	}
+	return out
+}
+
 // Wait is not implemented on this system.
 func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
 	return nil, errors.ErrUnsupported

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/delegate"
@@ -18,13 +17,6 @@ import (
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
-
-// StopRequest is what `tether stop` leaves in the runtime dir before it
-// signals the supervisor.
-type StopRequest struct {
-	GraceMS int64  `json:"grace_ms"`
-	Reason  string `json:"reason"`
-}
 
 // Supervise runs session name of the registry at stateDir: it is the body
 // of the hidden `tether __supervise` command. ready receives one Ready
@@ -104,7 +96,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		})
 	}
 	c.BeforeStop = func(string) {
-		stopFamily(reg, self.Token.String())
+		stopFamily(reg, self.Token.String(), c.KillRequested())
 		w.update(func(rec *registry.Record) { rec.State = registry.StateStopping })
 	}
 
@@ -134,55 +126,13 @@ func Supervise(stateDir, name string, ready *os.File) error {
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go w.watchLoss(log, stopLoss, lossDone)
-	reason := make(chan string, 1)
-	go watch(c, owner, sigs, reg, rec, reason)
+	wt := &watcher{c: c, rt: rec.RuntimeDir, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
+	go wt.watch(owner, sigs)
 	waitErr := c.Wait()
+	close(wt.done) // before the deferred owner.Close: the owner's waiter ends first
 	close(stopLoss)
 	<-lossDone
-	return finish(w, c, log.Loss(), reason, waitErr)
-}
-
-// watch turns owner death and signals into stop requests.
-func watch(c *contain.Cmd, owner *identity.Handle, sigs chan os.Signal, reg *registry.Registry, rec *registry.Record, reason chan<- string) {
-	ownerDied := make(chan struct{})
-	if owner != nil {
-		go func() {
-			for !owner.WaitExit(time.Hour) {
-			}
-			close(ownerDied)
-		}()
-	}
-	stopping := false
-	for {
-		select {
-		case <-ownerDied:
-			ownerDied = nil
-			if !stopping {
-				stopping = true
-				reason <- "owner-exit"
-				c.Stop(contain.ReasonRequest)
-			}
-		case <-sigs:
-			if stopping {
-				c.Kill() // a second request skips the grace
-				continue
-			}
-			stopping = true
-			req := readStopRequest(rec.RuntimeDir)
-			if req.GraceMS != 0 {
-				c.Grace = time.Duration(req.GraceMS) * time.Millisecond
-				if req.GraceMS < 0 {
-					c.Grace = -1
-				}
-			}
-			r := req.Reason
-			if r == "" {
-				r = "request"
-			}
-			reason <- r
-			c.Stop(contain.ReasonRequest)
-		}
-	}
+	return finish(w, c, log.Loss(), wt.reason, waitErr)
 }
 
 // finish records how the session ended, with the output its log lost,
@@ -253,14 +203,6 @@ func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
 		return nil, fmt.Errorf("session: bad spec for %q: %v", rec.Name, err)
 	}
 	return &s, nil
-}
-
-func readStopRequest(rt string) StopRequest {
-	var req StopRequest
-	if b, err := os.ReadFile(filepath.Join(rt, "stop.json")); err == nil {
-		json.Unmarshal(b, &req)
-	}
-	return req
 }
 
 // enterScope moves the supervisor, under systemd, into a transient scope

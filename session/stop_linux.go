@@ -1,0 +1,223 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
+)
+
+// Stop asks a session's supervisor to run the stop protocol (grace: 0 for
+// the session's own, negative for none) and waits up to wait for it,
+// returning the stop receipt. A stop already under way is joined: its
+// receipt is returned, and only a negative grace escalates it (kills at
+// once). Sessions the session owns are stopped first, by its supervisor.
+func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Duration) (*receipt.Receipt, error) {
+	req := StopRequest{Reason: "request", GraceMS: grace.Milliseconds()}
+	if grace < 0 {
+		req.GraceMS = -1
+	}
+	r := StopMany(reg, []string{name}, req, wait, nil, nil)[0]
+	return r.Receipt, r.Err
+}
+
+// StopMany stops the named sessions together: it asks every supervisor
+// first, then waits for them all under one deadline (wait), so that n
+// sessions take as long as the slowest, not the sum. Once kill is closed,
+// the stops not yet ended are escalated (their members are killed at once);
+// once abandon is closed, StopMany stops waiting and reports those stops as
+// ErrStillStopping (their supervisors go on with them). Nil channels never
+// fire. Every session is attempted even when one fails.
+func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}) []StopResult {
+	out := make([]StopResult, len(names))
+	var waits []*stopping
+	for i, name := range names {
+		out[i].Name = name
+		s, err := requestStop(reg, name, req)
+		switch {
+		case err != nil:
+			out[i].Err = err
+		case s == nil:
+			out[i].Receipt, out[i].Err = endedReceipt(reg, name)
+		default:
+			s.i = i
+			waits = append(waits, s)
+		}
+	}
+	deadline := time.Now().Add(wait)
+	killed := false
+	for len(waits) > 0 {
+		select {
+		case <-abandon:
+			for _, s := range waits {
+				out[s.i].Err = fmt.Errorf("%w: %q: stopped waiting; its supervisor goes on stopping it", ErrStillStopping, s.name)
+				s.sup.Close()
+			}
+			return out
+		default:
+		}
+		if !killed {
+			select {
+			case <-kill:
+				killed = true
+				for _, s := range waits {
+					s.send(StopRequest{Reason: req.Reason, Kill: true})
+				}
+			default:
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			for _, s := range waits {
+				out[s.i].Err = fmt.Errorf("%w: %q: supervisor still stopping after %s", ErrStillStopping, s.name, wait)
+				s.sup.Close()
+			}
+			return out
+		}
+		// Wait on one in short slices, so that the channels are seen.
+		waits[0].sup.WaitExit(min(left, 50*time.Millisecond))
+		keep := waits[:0]
+		for _, s := range waits {
+			if !s.sup.Exited() {
+				keep = append(keep, s)
+				continue
+			}
+			s.sup.Close()
+			out[s.i].Receipt, out[s.i].Err = s.result(reg)
+		}
+		waits = keep
+	}
+	return out
+}
+
+// stopping is a stop requested of a supervisor that had not yet exited.
+type stopping struct {
+	reg  *registry.Registry
+	i    int
+	name string
+	rec  *registry.Record // as read when the stop was requested
+	sup  *identity.Handle
+	werr error // a request that could not be written (the signals went anyway)
+}
+
+// requestStop leaves req in the session's runtime dir and signals its
+// supervisor. It returns nil (and no error) for a session that has
+// already ended.
+func requestStop(reg *registry.Registry, name string, req StopRequest) (*stopping, error) {
+	rec, err := reg.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	if !rec.Live() {
+		return nil, nil
+	}
+	if rec.Supervisor == "" && rec.State == registry.StateStarting {
+		return nil, fmt.Errorf("%w: %q has no supervisor yet; try again", ErrStarting, name)
+	}
+	h, err := Supervisor(rec)
+	if err != nil {
+		return nil, err
+	}
+	s := &stopping{reg: reg, name: name, rec: rec, sup: h}
+	if err := s.send(req); err != nil {
+		if h.Exited() {
+			return s, nil // it ended meanwhile and released its runtime dir
+		}
+		h.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// send writes one request file (stop-*.json: concurrent stops never
+// overwrite each other's) and signals the supervisor, which reads every
+// request file addressed to it on each signal.
+func (s *stopping) send(req StopRequest) error {
+	req.Supervisor = s.rec.Supervisor
+	b, _ := json.Marshal(req)
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	name := stopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + hex.EncodeToString(rnd[:]) + ".json"
+	rt := s.rec.RuntimeDir
+	if err := s.reg.CheckDir(rt); err != nil {
+		return err
+	}
+	// A request that cannot be written (a full or read-only state disk)
+	// must not make the session unstoppable: the signal alone is a plain
+	// request, and SIGINT (a different signal: two SIGTERMs may merge)
+	// asks for no grace.
+	werr := atomicfile.WriteFile(filepath.Join(rt, name), b, 0o600)
+	if err := s.sup.Signal(unix.SIGTERM); err != nil && !errors.Is(err, identity.ErrGone) {
+		return err
+	}
+	if werr != nil {
+		s.werr = werr
+		if req.Kill || req.GraceMS < 0 {
+			s.sup.Signal(unix.SIGINT)
+		}
+	}
+	return nil
+}
+
+// result reads the receipt of a session whose supervisor has exited.
+func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
+	rec, err := reg.Read(s.name)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Supervisor != s.rec.Supervisor {
+		// The name was claimed again once the session ended: its receipt
+		// stays until the new session ends; prove it is this session's.
+		r, err := readReceipt(&registry.Record{Name: s.name, Receipt: reg.ReceiptPath(s.name)})
+		if err == nil && r.Main != nil && r.Main.Token == s.rec.Main {
+			return r, nil
+		}
+		return nil, fmt.Errorf("session: %q ended and its name was taken by a new session before its receipt was read", s.name)
+	}
+	if rec.Live() {
+		why := "it was killed, or could not write the state dir"
+		if s.werr != nil {
+			why = "the state dir cannot be written: " + s.werr.Error()
+		}
+		return nil, fmt.Errorf("%w: %q: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", ErrUnsupervised, s.name, why)
+	}
+	return readReceipt(rec)
+}
+
+// endedReceipt returns the receipt of a session that has ended.
+func endedReceipt(reg *registry.Registry, name string) (*receipt.Receipt, error) {
+	rec, err := reg.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	return readReceipt(rec)
+}
+
+// stopFamily stops the sessions owned by the supervisor with token sup
+// before that supervisor's own group is stopped: all of them at once,
+// under one deadline. A kill of the owner's stop (a later `stop --kill` or
+// `--grace 0`) is passed on to them.
+func stopFamily(reg *registry.Registry, sup string, kill <-chan struct{}) {
+	fam := Family(reg, sup)
+	if len(fam) == 0 {
+		return
+	}
+	names := make([]string, len(fam))
+	for i, r := range fam {
+		names[i] = r.Name
+	}
+	StopMany(reg, names, StopRequest{Reason: "request"}, familyWait, kill, nil)
+}
+
+// familyWait bounds the wait for the sessions a stopping session owns.
+const familyWait = 2 * time.Minute
