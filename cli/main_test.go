@@ -43,7 +43,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_RUNTIME_DIR", xdg)
+	racesOK := raceLogs()
 	code := leakcheck.Main(m)
+	if !racesOK() {
+		code = 1
+	}
 	if recs, _ := filepath.Glob(filepath.Join(xdg, "tether", "records", "run-*.json")); len(recs) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: %d run records left behind (runs not confirmed stopped): %v\n", len(recs), recs)
 		code = 1
