@@ -9,6 +9,7 @@ import (
 	"github.com/tether-run/tether/receipt"
 
 	"github.com/tether-run/tether/identity"
+	"golang.org/x/sys/unix"
 )
 
 // runCgroup is the stop protocol for a cgroup leaf: SIGTERM every member
@@ -17,16 +18,23 @@ import (
 func (p *protocol) runCgroup() {
 	leaf := p.c.leaf
 	pids, err := leaf.Procs()
-	n := 0
+	var unopened int
+	var openErr error
 	for _, pid := range pids {
-		h, ok := p.openMember(pid)
-		if !ok {
+		h, oerr := p.openMember(pid)
+		if oerr != nil {
+			// Out of fds (EMFILE) most likely: such a member gets no
+			// SIGTERM, only the cgroup.kill after the grace.
+			unopened++
+			openErr = oerr
 			continue
 		}
-		if p.admit(h) {
+		if h != nil && p.admit(h) {
 			p.term(h)
-			n++
 		}
+	}
+	if unopened > 0 && err == nil {
+		err = fmt.Errorf("%d members could not be opened, so were not sent SIGTERM: %w", unopened, openErr)
 	}
 	p.step("term", fmt.Sprintf("%d members in cgroup.procs; SIGTERM sent to %d", len(pids), p.ev.Signalled), len(pids), err)
 	crash.Point("stop-after-term")
@@ -122,16 +130,21 @@ func (p *protocol) graceWait() bool {
 // openMember opens a pidfd for pid and proves it is in our leaf. The proof
 // is the pidfd's cgroup id (Linux 6.13+), else /proc/PID/cgroup read after
 // the pidfd was opened and while the process was still alive.
-func (p *protocol) openMember(pid int) (*identity.Handle, bool) {
+// A member that is gone, or not ours, is (nil, nil); an error is a
+// member that could not be opened for lack of file descriptors.
+func (p *protocol) openMember(pid int) (*identity.Handle, error) {
 	h, err := identity.OpenPID(pid)
+	if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+		return nil, err
+	}
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
 	if !p.inLeaf(h) {
 		h.Close()
-		return nil, false
+		return nil, nil
 	}
-	return h, true
+	return h, nil
 }
 
 // inLeaf reports whether h's process is (or, as a zombie, was) in the leaf.
