@@ -63,6 +63,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRoot(e)
 	root.SetArgs(args)
+	if cmd, _, ferr := root.Find(args); ferr == nil && (cmd.Name() == "run" || cmd.Name() == "start") {
+		if err := checkFDLimit(); err != nil {
+			e.warnf("%v", err)
+			if cmd.Name() == "run" {
+				return ExitTether
+			}
+			return ExitFailure
+		}
+	}
 	err := root.Execute()
 	if err == nil {
 		return ExitOK
