@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -215,5 +217,64 @@ func TestStopSignals(t *testing.T) {
 			t.Errorf("receipt confirmed %t:%s", r.StopConfirmed, stepList(r))
 		}
 	}
+	assertNoSurvivors(t)
+}
+
+// TestStopKillReachesFamily: a `stop --kill` of a session whose stop is
+// waiting for the sessions it owns kills those too, instead of waiting up
+// to their grace (here an hour).
+func TestStopKillReachesFamily(t *testing.T) {
+	xdg := stateEnv(t)
+	mustStart(t, xdg, nil, "--name", "elder", "--owner", "none", "--", "sleep", "1000")
+	dir := t.TempDir()
+	mustStart(t, xdg, nil, append([]string{"--name", "younger", "--owner", "session:elder", "--grace", "1h", "--"}, stubborn(dir, "ready")...)...)
+	awaitFile(t, filepath.Join(dir, "ready"), nil)
+	_, first, _, err1 := stopJSON(t, xdg, "elder")
+	awaitState(t, xdg, "younger", registry.StateStopping)
+	if code, _, stderr := tetherIn(t, xdg, nil, "stop", "--kill", "elder"); code != 0 {
+		t.Fatalf("stop --kill elder = %d: %s", code, stderr)
+	}
+	if c := awaitExit(t, "first stop", first); c != 0 {
+		t.Fatalf("first stop = %d: %s", c, err1)
+	}
+	s := statusOf(t, xdg, "younger")
+	r, _ := readReceipt(t, s.Receipt)
+	if !r.StopConfirmed || !hasStep(r, "grace", "cut short") {
+		t.Errorf("owned session: confirmed %t:%s", r.StopConfirmed, stepList(r))
+	}
+	t.Logf("owned session's stop: %s", stepList(r))
+	assertNoSurvivors(t)
+}
+
+// TestStopSecondSignalStopsWaiting: the second SIGINT to a waiting `tether
+// stop` ends the wait (the supervisor, here SIGSTOPped, goes on later).
+func TestStopSecondSignalStopsWaiting(t *testing.T) {
+	xdg := stateEnv(t)
+	mustStart(t, xdg, nil, "--name", "halted", "--owner", "none", "--", "sleep", "1000")
+	s := statusOf(t, xdg, "halted")
+	tok, err := identity.Parse(s.Supervisor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(tok.PID, syscall.SIGSTOP)
+	defer syscall.Kill(tok.PID, syscall.SIGCONT)
+	requests := func() int {
+		m, _ := filepath.Glob(filepath.Join(s.RuntimeDir, "stop-*.json"))
+		return len(m)
+	}
+	cmd, done, _, errb := stopJSON(t, xdg, "halted")
+	for requests() < 1 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	for requests() < 2 { // the kill request the first SIGINT sends
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if c := awaitExit(t, "stop after two SIGINTs", done); c != 1 || !strings.Contains(errb.String(), "still stopping") {
+		t.Errorf("stop after two SIGINTs = %d, %q; want 1, still stopping", c, errb)
+	}
+	syscall.Kill(tok.PID, syscall.SIGCONT)
+	awaitState(t, xdg, "halted", registry.StateStopped)
 	assertNoSurvivors(t)
 }
