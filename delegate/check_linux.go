@@ -33,10 +33,17 @@ func Booted() bool { return booted() }
 // permissions (cgroup.CheckParent does). An error wraps ErrNotDelegated
 // and says why.
 func Check(ctx context.Context, dir string) (Proof, error) {
+	mg := &managers{}
+	defer mg.close()
+	return check(ctx, mg, dir)
+}
+
+// check is Check asking managers through mg.
+func check(ctx context.Context, mg *managers, dir string) (Proof, error) {
 	if !Booted() {
 		return ProofNoManager, nil
 	}
-	p, err := proveUnit(ctx, dir)
+	p, err := proveUnit(ctx, mg, dir)
 	if err != nil || os.Geteuid() == 0 {
 		return p, err
 	}
@@ -53,7 +60,7 @@ func Check(ctx context.Context, dir string) (Proof, error) {
 }
 
 // proveUnit proves that the unit holding dir was delegated by its manager.
-func proveUnit(ctx context.Context, dir string) (Proof, error) {
+func proveUnit(ctx context.Context, mg *managers, dir string) (Proof, error) {
 	unit := unitDir(dir)
 	if unit == "" {
 		return "", fmt.Errorf("%w: %s is not inside a systemd scope or service (slices and the root belong to the manager)", ErrNotDelegated, dir)
@@ -70,7 +77,7 @@ func proveUnit(ctx context.Context, dir string) (Proof, error) {
 	if m == ManagerUser && uid != os.Getuid() {
 		return "", fmt.Errorf("%w: %s belongs to the user manager of uid %d", ErrNotDelegated, unit, uid)
 	}
-	ok, err := unitDelegates(ctx, m, filepath.Base(unit))
+	ok, err := mg.delegates(ctx, m, filepath.Base(unit))
 	if err != nil {
 		return "", fmt.Errorf("%w: %s carries no delegation mark and its manager could not be asked: %w", ErrNotDelegated, unit, err)
 	}

@@ -62,8 +62,9 @@ const (
 )
 
 // Scope is a transient systemd scope with Delegate=yes that this process
-// entered. Dir holds no process: the process sits in Dir/supervisor, so
-// leaves go in Dir and controllers can be enabled for them.
+// entered. Leaves go in Dir. Unless Options.StayInRoot, Dir holds no
+// process (the process sits in Dir/supervisor), so controllers can be
+// enabled for the leaves.
 type Scope struct {
 	Unit    string  `json:"unit"`
 	Dir     string  `json:"dir"`
@@ -81,6 +82,12 @@ type Options struct {
 	// stopping the caller's unit stops the scope too (what `tether run`
 	// wants); sessions leave it false to outlive their caller.
 	PartOf bool
+	// StayInRoot leaves the process in the scope's own cgroup instead of
+	// moving it on into the supervisor child: one cgroup migration fewer
+	// (moving a multi-threaded process waits for an RCU grace period),
+	// but the scope then holds a process, so no controller can be enabled
+	// for its leaves. For runs without limits.
+	StayInRoot bool
 }
 
 // SupervisorDir is the name of the child cgroup that EnterScope and

@@ -81,7 +81,9 @@ func Prepare(ctx context.Context, o PrepareOptions) (Home, error) {
 	if !Booted() {
 		return Home{Dir: own, Proof: ProofNoManager}, nil
 	}
-	proof, cerr := Check(ctx, own)
+	mg := &managers{}
+	defer mg.close()
+	proof, cerr := check(ctx, mg, own)
 	if cerr == nil && !o.OwnScope {
 		h := Home{Dir: own, Proof: proof}
 		if o.Limits && !isRoot(own) {
@@ -96,9 +98,11 @@ func Prepare(ctx context.Context, o PrepareOptions) (Home, error) {
 		}
 		return h, nil
 	}
-	s, serr := EnterScope(ctx, o.Scope)
+	so := o.Scope
+	so.StayInRoot = so.StayInRoot || !o.Limits
+	s, serr := enterScope(ctx, mg, so)
 	if serr == nil {
-		return Home{Dir: s.Dir, Proof: ProofOwnScope, Scope: s}, nil
+		return Home{Dir: s.Dir, Proof: ProofOwnScope, Scope: s, Moved: !so.StayInRoot}, nil
 	}
 	if cerr == nil {
 		return Home{Dir: own, Proof: proof, Note: "no scope of its own: " + serr.Error()}, nil

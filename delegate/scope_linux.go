@@ -28,15 +28,22 @@ const scopeTimeout = 10 * time.Second
 
 // EnterScope asks systemd's manager (the system manager for root, the
 // user's own manager otherwise) for a new transient scope with
-// Delegate=yes holding the calling process, then moves the process into
-// its supervisor child, so the scope's own directory is free for leaves
-// and for enabling controllers. The scope ends when its last process
-// does: systemd then removes its cgroup tree.
+// Delegate=yes holding the calling process, then (unless o.StayInRoot)
+// moves the process into its supervisor child, so the scope's own
+// directory is free for enabling controllers for leaves. The scope ends
+// when its last process does: systemd then removes its cgroup tree.
 //
 // It changes which cgroup the whole process is in; call it before starting
 // anything that should stay in the old one. The error wraps ErrNoManager
 // when no manager could be reached.
 func EnterScope(ctx context.Context, o Options) (*Scope, error) {
+	mg := &managers{}
+	defer mg.close()
+	return enterScope(ctx, mg, o)
+}
+
+// enterScope is EnterScope asking the manager through mg.
+func enterScope(ctx context.Context, mg *managers, o Options) (*Scope, error) {
 	if !Booted() {
 		return nil, fmt.Errorf("%w: the host was not booted with systemd", ErrNoManager)
 	}
@@ -49,11 +56,10 @@ func EnterScope(ctx context.Context, o Options) (*Scope, error) {
 	if os.Geteuid() != 0 {
 		m = ManagerUser
 	}
-	b, err := dial(ctx, m)
+	b, err := mg.get(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s manager: %w", ErrNoManager, m, err)
 	}
-	defer b.close()
 
 	pid := os.Getpid()
 	s := &Scope{Unit: fmt.Sprintf("tether-%d-%s.scope", pid, randomHex(4)), Manager: m}
@@ -94,29 +100,62 @@ func EnterScope(ctx context.Context, o Options) (*Scope, error) {
 	if filepath.Base(s.Dir) != s.Unit {
 		return nil, fmt.Errorf("delegate: systemd started %s, but this process is in %s", s.Unit, s.Dir)
 	}
-	if err := enterChild(s.Dir); err != nil {
-		return nil, err
+	if !o.StayInRoot {
+		if err := enterChild(s.Dir); err != nil {
+			return nil, err
+		}
 	}
 	// The mark lets Check prove the scope ours without asking the manager
 	// (the user manager marks nothing); without it Check asks over D-Bus.
 	_ = unix.Setxattr(s.Dir, scopeXattr, []byte(s.Unit), 0)
-	entered.Store(&Home{Dir: s.Dir, Proof: ProofOwnScope, Scope: s, Moved: true})
+	entered.Store(&Home{Dir: s.Dir, Proof: ProofOwnScope, Scope: s, Moved: !o.StayInRoot})
 	return s, nil
 }
 
 // unitDelegates asks manager m for the Delegate property of unit.
 func unitDelegates(ctx context.Context, m Manager, unit string) (bool, error) {
+	mg := &managers{}
+	defer mg.close()
+	return mg.delegates(ctx, m, unit)
+}
+
+// managers holds at most one connection per manager for one exchange:
+// proving our cgroup undelegated and then asking for a scope is one dial.
+type managers struct{ buses map[Manager]*bus }
+
+func (mg *managers) get(ctx context.Context, m Manager) (*bus, error) {
+	if b := mg.buses[m]; b != nil {
+		return b, nil
+	}
+	b, err := dial(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if mg.buses == nil {
+		mg.buses = map[Manager]*bus{}
+	}
+	mg.buses[m] = b
+	return b, nil
+}
+
+// delegates asks manager m for the Delegate property of unit.
+func (mg *managers) delegates(ctx context.Context, m Manager, unit string) (bool, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, scopeTimeout)
 		defer cancel()
 	}
-	b, err := dial(ctx, m)
+	b, err := mg.get(ctx, m)
 	if err != nil {
 		return false, err
 	}
-	defer b.close()
 	return b.delegates(ctx, unit)
+}
+
+func (mg *managers) close() {
+	for _, b := range mg.buses {
+		b.close()
+	}
 }
 
 func randomHex(n int) string {
