@@ -27,8 +27,9 @@ reported. Corrupt records are quarantined (renamed, with the reason), never
 deleted. Records, dirs and sockets of other users, or open to them, or
 symlinked, are refused and reported.
 
-Leaves without a record are reported; --orphan-leaves stops and removes
-them (nothing proves who made them). --dry-run prints the plan and does
+Leaves without a record are reported and never killed (nothing proves
+who made them); --orphan-leaves removes those that are empty and older
+than a minute. --dry-run prints the plan and does
 nothing. Exit status 1 if any action failed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,7 +56,7 @@ nothing. Exit status 1 if any action failed.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan; change nothing")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also stop and remove tether leaves that no record refers to")
+	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
 	fl.DurationVar(&o.Grace, "grace", 2*time.Second, "time members get after SIGTERM")
 	fl.DurationVar(&o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
 	return cmd
@@ -78,7 +79,7 @@ func printReap(e *env, rep *reap.Report) {
 	}
 	w.Flush()
 	for _, l := range rep.OrphanLeaves {
-		state := "reported (--orphan-leaves to remove)"
+		state := l.Plan
 		if l.Removed {
 			state = "removed"
 		} else if l.Error != "" {

@@ -61,13 +61,17 @@ type Action struct {
 	Error   string           `json:"error,omitempty"`
 }
 
-// OrphanLeaf is a tether leaf that no record refers to.
+// OrphanLeaf is a tether leaf that no record refers to. Nothing proves
+// whose it is, so reap never kills one: it removes it only when empty and
+// older than StaleAge (with Options.OrphanLeaves), and reports the rest.
 type OrphanLeaf struct {
-	Path    string `json:"path"`
-	ID      uint64 `json:"id"`
-	Procs   int    `json:"procs"`
-	Removed bool   `json:"removed"`
-	Error   string `json:"error,omitempty"`
+	Path      string `json:"path"`
+	ID        uint64 `json:"id"`
+	Procs     int    `json:"procs"`
+	Populated bool   `json:"populated"`
+	Plan      string `json:"plan"`
+	Removed   bool   `json:"removed"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Report is the result of one reap.
@@ -82,9 +86,9 @@ type Report struct {
 // Options tune a reap.
 type Options struct {
 	DryRun bool
-	// OrphanLeaves stops and removes tether leaves no record refers to;
-	// without it they are only reported, since nothing proves who made
-	// them.
+	// OrphanLeaves removes tether leaves no record refers to when they
+	// are empty and older than StaleAge. Populated ones are only
+	// reported: nothing proves who made them, so they are never killed.
 	OrphanLeaves bool
 	// Quick reclaims only provably dead records (the cheap pass tether
 	// start and tether run make before admission): no sweeping, no
