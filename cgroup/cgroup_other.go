@@ -70,3 +70,15 @@ func SelfV1(pid int) (map[string]string, error) { return nil, ErrNoV2 }
 
 // OpenLeaf is not implemented on this system.
 func OpenLeaf(path string, id uint64) (*Leaf, error) { return nil, ErrNoV2 }
+
+// HasKill reports false: cgroups are Linux only.
+func (l *Leaf) HasKill() bool { return false }
+
+// Freeze returns errors.ErrUnsupported: cgroups are Linux only.
+func (l *Leaf) Freeze(on bool) error { return errors.ErrUnsupported }
+
+// FreezeRequested returns errors.ErrUnsupported: cgroups are Linux only.
+func (l *Leaf) FreezeRequested() (bool, error) { return false, errors.ErrUnsupported }
+
+// WaitFrozen returns errors.ErrUnsupported: cgroups are Linux only.
+func (l *Leaf) WaitFrozen(d time.Duration) (bool, error) { return false, errors.ErrUnsupported }

@@ -80,18 +80,18 @@ func (c *Cmd) joinV1() (back func() error, err error) {
 }
 
 // finishLimits reads the budget's outcome and removes its v1 leaves; call
-// once the group is confirmed empty.
-func (p *protocol) finishLimits() {
+// once the group is confirmed empty. ok is false when there is no budget.
+func (p *protocol) finishLimits() (obs string, ok bool, err error) {
 	b := p.c.sys.budget
 	if b == nil {
-		return
+		return "", false, nil
 	}
 	b.Outcome()
-	err := errors.Join(p.c.sys.v1Err, b.Remove())
+	err = errors.Join(p.c.sys.v1Err, b.Remove())
 	p.limits = b.Receipt()
 	if p.c.sys.v1Verified {
 		p.limits.V1PlacementVerifiedBy = "spawner-thread-before-fork"
 	}
 	n := strconv.Itoa(len(b.V1Dirs()))
-	p.step("limits", "read the budget's counters; removed v1 leaves ("+n+" left)", 0, err)
+	return "read the budget's counters; removed v1 leaves (" + n + " left)", true, err
 }

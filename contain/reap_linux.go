@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/procfs"
 )
@@ -79,19 +78,4 @@ func (p *protocol) reapOrphans(deadline time.Time, member func(*identity.Handle)
 			return n, errors.New("contain: orphans still running at the kill-wait deadline")
 		}
 	}
-}
-
-func procCgroupPath(pid int) (string, error) {
-	p, err := cgroup.Self(pid)
-	if err != nil {
-		return "", err
-	}
-	m, err := cgroup.Mount()
-	if err != nil {
-		return "", err
-	}
-	if p == "/" {
-		return m, nil
-	}
-	return m + p, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -132,22 +133,13 @@ func (c *Cmd) closeChildEnds() {
 // cgroup id where the kernel offers it, else by /proc/PID/cgroup. It runs
 // before the process is reaped, while both still describe it.
 func (c *Cmd) verifyPlacement(h *identity.Handle) (string, error) {
-	id, err := h.CgroupID()
-	if err == nil {
-		if id != c.leaf.ID {
-			return "", fmt.Errorf("%w: pid %d is in cgroup id %d, leaf %s is %d", ErrPlacement, h.Token.PID, id, c.leaf.Path, c.leaf.ID)
-		}
-		return "pidfd-cgroup-id", nil
+	in, viaProc := stop.InLeaf(c.leaf, h)
+	how := "pidfd-cgroup-id"
+	if viaProc {
+		how = "proc-cgroup"
 	}
-	if !errors.Is(err, errors.ErrUnsupported) {
-		return "", err
+	if !in {
+		return "", fmt.Errorf("%w: pid %d is not in leaf %s (id %d), checked by %s", ErrPlacement, h.Token.PID, c.leaf.Path, c.leaf.ID, how)
 	}
-	p, err := procCgroupPath(h.Token.PID)
-	if err != nil {
-		return "", err
-	}
-	if p != c.leaf.Path {
-		return "", fmt.Errorf("%w: pid %d is in %q, want %q", ErrPlacement, h.Token.PID, p, c.leaf.Path)
-	}
-	return "proc-cgroup", nil
+	return how, nil
 }

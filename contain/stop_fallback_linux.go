@@ -42,7 +42,9 @@ func (p *protocol) runFallback() {
 	p.confirm()
 	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
 	if empty {
-		p.finishLimits()
+		if obs, ok, err := p.finishLimits(); ok {
+			p.step("limits", obs, 0, err)
+		}
 	}
 }
 

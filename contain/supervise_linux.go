@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
 )
@@ -110,8 +111,9 @@ type protocol struct {
 	nstrag  int
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
-	cpu    *receipt.CPU
-	limits *receipt.Limits
+	cpu     *receipt.CPU
+	limits  *receipt.Limits
+	caveats []string
 }
 
 // step records a step that ends now. Its At is when it ended, except for
@@ -179,8 +181,8 @@ func (p *protocol) skipped() bool {
 	}
 }
 
-// admit records a verified member: a handle kept for the confirmation
-// step, and a straggler entry when the main process had already exited.
+// admit records a verified member of the fallback: a handle kept for the
+// confirmation step, and a straggler entry.
 func (p *protocol) admit(h *identity.Handle) bool {
 	if _, ok := p.handles[h.Token.Key()]; ok {
 		h.Close()
@@ -188,17 +190,23 @@ func (p *protocol) admit(h *identity.Handle) bool {
 	}
 	p.handles[h.Token.Key()] = h
 	p.ev.MembersSeen++
-	if p.reason == ReasonMainExit {
-		p.nstrag++
-		if len(p.strag) < receipt.MaxListed {
-			p.strag = append(p.strag, *p.c.processRecord(h.Token))
-		}
-	}
+	p.straggler(h.Token)
 	return true
 }
 
+// straggler lists a member found after the main process exited.
+func (p *protocol) straggler(t identity.Token) {
+	if p.reason != ReasonMainExit {
+		return
+	}
+	p.nstrag++
+	if len(p.strag) < receipt.MaxListed {
+		p.strag = append(p.strag, *p.c.processRecord(t))
+	}
+}
+
 func (p *protocol) term(h *identity.Handle) {
-	if err := h.Signal(syscall.SIGTERM); err == nil {
+	if stop.Term(h) {
 		p.ev.Signalled++
 	}
 }
@@ -262,6 +270,9 @@ func (c *Cmd) finish(p *protocol) {
 	}
 	if p.limits != nil {
 		r.Limits = p.limits
+	}
+	if len(p.caveats) > 0 {
+		r.Caveats = append(append([]string(nil), r.Caveats...), p.caveats...)
 	}
 	if c.sys.main != nil {
 		c.sys.main.Close()

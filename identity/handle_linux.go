@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/oldkernel"
 	"golang.org/x/sys/unix"
 )
 
@@ -137,6 +138,9 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 // its cgroup directory), from the pidfd info ioctl (Linux 6.13+). It works
 // for zombies too. errors.ErrUnsupported means the kernel lacks the ioctl.
 func (h *Handle) CgroupID() (uint64, error) {
+	if oldkernel.NoPidfdInfo() {
+		return 0, errors.ErrUnsupported
+	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.fd < 0 {

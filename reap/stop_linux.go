@@ -1,7 +1,7 @@
 package reap
 
 import (
-	"fmt"
+	"github.com/tether-run/tether/internal/stop"
 	"syscall"
 	"time"
 
@@ -14,11 +14,10 @@ import (
 // killWait bounds the wait for emptiness after cgroup.kill or SIGKILL.
 const killWait = 5 * time.Second
 
-// stopLeaf runs the stop protocol on a dead supervisor's leaf, held anew
-// and proven by its cgroup id: SIGTERM through pidfds whose cgroup id
-// matches, the grace, cgroup.kill, populated 0, every identified member
-// confirmed exited, rmdir. The members are not our children (their
-// supervisor died), so they are confirmed by their pidfds, not reaped.
+// stopLeaf runs the one stop protocol (internal/stop) on a dead
+// supervisor's leaf, held anew and proven by its cgroup id. The members
+// are not our children (their supervisor died), so they are confirmed by
+// their pidfds, not reaped.
 func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, error) {
 	l, err := cgroup.OpenLeaf(rec.Cgroup, rec.CgroupID)
 	if err != nil {
@@ -27,56 +26,11 @@ func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	defer l.Close()
 	r := newReceipt(rec, receipt.MechanismCgroup)
 	r.Cgroup = &receipt.Cgroup{Path: l.Path, ID: l.ID, Parent: l.Parent, Verified: "leaf-inode-matches-record"}
-	t0 := time.Now()
-	step := func(name, obs string, n int, err error) {
-		s := receipt.Step{Name: name, At: time.Now().UTC(), ElapsedMS: time.Since(t0).Milliseconds(), Observed: obs, Members: n}
-		if err != nil {
-			s.Error = err.Error()
-		}
-		r.Stop.Steps = append(r.Stop.Steps, s)
-	}
-	pids, err := l.Procs()
-	var handles []*identity.Handle
-	for _, pid := range pids {
-		h, err := identity.OpenPID(pid)
-		if err != nil {
-			continue
-		}
-		if id, err := h.CgroupID(); err != nil || id != l.ID {
-			h.Close()
-			continue
-		}
-		handles = append(handles, h)
-		if h.Signal(syscall.SIGTERM) == nil {
-			r.Evidence.Signalled++
-		}
-	}
-	defer func() {
-		for _, h := range handles {
-			h.Close()
-		}
-	}()
-	r.Evidence.MembersSeen = len(handles)
-	step("term", fmt.Sprintf("%d members in cgroup.procs; SIGTERM sent to %d", len(pids), r.Evidence.Signalled), len(pids), err)
-	empty, _ := l.WaitEmpty(grace)
-	if !empty {
-		r.Evidence.KillUsed = true
-		err := l.Kill()
-		step("kill", "wrote 1 to cgroup.kill", 0, err)
-		empty, err = l.WaitEmpty(killWait)
-		step("kill-wait", fmt.Sprintf("populated 0: %t", empty), 0, err)
-	}
-	if empty {
-		r.Evidence.Empty, r.Evidence.EmptyBy, r.Evidence.EmptyAt = true, "cgroup.events populated 0", time.Now().UTC()
-	}
-	confirm(r, handles)
-	step("confirm", fmt.Sprintf("%d members confirmed gone, %d not", r.Evidence.ConfirmedGone, len(r.Evidence.Unconfirmed)), 0, nil)
-	if empty {
-		err := l.Remove()
-		r.Evidence.LeafRemoved = err == nil
-		r.Cgroup.Removed = err == nil
-		step("remove", "rmdir "+l.Path, 0, err)
-	}
+	s := &stop.Run{Leaf: l, Grace: grace, KillWait: killWait}
+	s.Do()
+	r.Stop.Steps, r.Evidence = s.Steps, s.Evidence
+	r.Caveats = append(r.Caveats, s.Caveats...)
+	r.Cgroup.Removed = s.Evidence.LeafRemoved
 	return finish(r), nil
 }
 
@@ -98,7 +52,7 @@ func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	}
 	defer h.Close()
 	r.Evidence.MembersSeen = 1
-	if h.Signal(syscall.SIGTERM) == nil {
+	if stop.Term(h) {
 		r.Evidence.Signalled = 1
 	}
 	if !h.WaitExit(grace) {
@@ -118,9 +72,12 @@ func newReceipt(rec *registry.Record, m receipt.Mechanism) *receipt.Receipt {
 	}
 }
 
+// confirm waits for every handle to report exit, under one deadline:
+// all of them were signalled already.
 func confirm(r *receipt.Receipt, hs []*identity.Handle) {
+	deadline := time.Now().Add(killWait)
 	for _, h := range hs {
-		if h.WaitExit(killWait) {
+		if h.WaitExit(time.Until(deadline)) {
 			r.Evidence.ConfirmedGone++
 		} else {
 			r.Evidence.Unconfirmed = append(r.Evidence.Unconfirmed, h.Token.String())

@@ -1,0 +1,246 @@
+package stop
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/crash"
+	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/unix"
+)
+
+// Run is one run of the stop protocol on a leaf. Set the fields, call Do,
+// then read Steps, Evidence and Caveats.
+type Run struct {
+	Leaf     *cgroup.Leaf
+	Grace    time.Duration // 0: no grace
+	KillWait time.Duration // bounds the kill and, separately, reap + confirm
+	// GraceNow, if set, is consulted instead of Grace throughout the
+	// grace wait: a later stop request may change the grace under way.
+	GraceNow func() time.Duration
+	// Skip, when closed, cuts the grace short (a second stop request).
+	Skip <-chan struct{}
+	// T0 is when the protocol began (Steps' ElapsedMS); zero means Do's
+	// start.
+	T0 time.Time
+	// Member, if set, is called once for each member identified.
+	Member func(h *identity.Handle)
+	// Reap, if set, collects the caller's children before members are
+	// confirmed gone (a subreaper's orphans, the main process), by
+	// deadline; it returns what it observed for the reap step.
+	Reap func(deadline time.Time) (string, error)
+	// Finish, if set, runs before the leaf is removed (read counters of
+	// the group, remove the v1 leaves once it is empty).
+	Finish func(empty bool)
+
+	Steps    []receipt.Step
+	Evidence receipt.Evidence
+	Caveats  []string
+
+	handles map[identity.Token]*identity.Handle
+	byPID   map[int]*identity.Handle // the latest member with each pid
+	viaProc bool
+}
+
+// Do runs the protocol to its bounded end.
+func (r *Run) Do() {
+	if r.T0.IsZero() {
+		r.T0 = time.Now()
+	}
+	r.handles = map[identity.Token]*identity.Handle{}
+	r.byPID = map[int]*identity.Handle{}
+	defer r.closeAll()
+	empty := r.term()
+	crash.Point("stop-after-term")
+	if !empty {
+		empty = r.graceWait()
+	}
+	if !empty {
+		r.Evidence.KillUsed = true
+		crash.Point("stop-before-kill")
+		empty = r.kill()
+	}
+	if empty {
+		r.Evidence.Empty, r.Evidence.EmptyBy, r.Evidence.EmptyAt = true, "cgroup.events populated 0", time.Now().UTC()
+	}
+	crash.Point("stop-before-reap")
+	r.confirm()
+	if r.viaProc {
+		r.Caveats = append(r.Caveats, CaveatProcMembership)
+	}
+	if r.Finish != nil {
+		r.Finish(empty)
+	}
+	if !empty {
+		// Removing a populated leaf fails; keep it so that reap can find
+		// it by its recorded id.
+		r.Leaf.Close()
+		r.step("remove", "leaf kept: still populated", 0, errors.New("leaf not empty"))
+		return
+	}
+	crash.Point("stop-before-rmdir")
+	err := r.Leaf.Remove()
+	if err != nil {
+		r.Leaf.Close()
+	}
+	r.Evidence.LeafRemoved = err == nil
+	r.step("remove", "rmdir "+r.Leaf.Path, 0, err)
+}
+
+// Step records a step of the caller's (limits, for one) that ends now.
+func (r *Run) Step(name, observed string, members int, err error) {
+	r.step(name, observed, members, err)
+}
+
+// step records a step that ends now.
+func (r *Run) step(name, observed string, members int, err error) {
+	r.stepFrom(time.Now(), name, observed, members, err)
+}
+
+// stepFrom records a step whose At is when it began (the kill step: the
+// kill's latency is measured from there).
+func (r *Run) stepFrom(at time.Time, name, observed string, members int, err error) {
+	s := receipt.Step{Name: name, At: at.UTC(), ElapsedMS: at.Sub(r.T0).Milliseconds(), Observed: observed, Members: members}
+	if err != nil {
+		s.Error = err.Error()
+	}
+	r.Steps = append(r.Steps, s)
+}
+
+// term thaws a frozen leaf and sends SIGTERM (then SIGCONT) to every
+// member. It reports whether the leaf was already empty.
+func (r *Run) term() bool {
+	thawed := ""
+	if frozen, err := r.Leaf.FreezeRequested(); err == nil && frozen {
+		// A frozen member keeps SIGTERM pending until thawed: thaw first,
+		// or the grace passes with nothing acting on it.
+		if err := r.Leaf.Freeze(false); err == nil {
+			thawed = "leaf was frozen: thawed; "
+		}
+	}
+	pids, err := r.Leaf.Procs()
+	unopened, openErr := 0, error(nil)
+	for _, pid := range pids {
+		h, oerr := r.open(pid)
+		if oerr != nil {
+			// Out of fds (EMFILE) most likely: such a member gets no
+			// SIGTERM, only the kill after the grace.
+			unopened, openErr = unopened+1, oerr
+			continue
+		}
+		if h != nil && Term(h) {
+			r.Evidence.Signalled++
+		}
+	}
+	if unopened > 0 && err == nil {
+		err = fmt.Errorf("%d members could not be opened, so were not sent SIGTERM: %w", unopened, openErr)
+	}
+	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; SIGTERM (and SIGCONT) sent to %d", thawed, len(pids), r.Evidence.Signalled), len(pids), err)
+	if len(pids) != 0 || err != nil {
+		return false
+	}
+	empty, _ := r.Leaf.WaitEmpty(0)
+	return empty
+}
+
+// open opens a pidfd for pid and proves it a member. It returns the
+// handle when the member is new; nil when it is gone, not a member, or
+// already identified; an error when it could not be opened for lack of
+// file descriptors.
+func (r *Run) open(pid int) (*identity.Handle, error) {
+	h, err := identity.OpenPID(pid)
+	if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, nil
+	}
+	in, viaProc := InLeaf(r.Leaf, h)
+	r.viaProc = r.viaProc || viaProc
+	if _, seen := r.handles[h.Token]; !in || seen {
+		h.Close()
+		return nil, nil
+	}
+	r.handles[h.Token] = h
+	r.byPID[h.Token.PID] = h
+	r.Evidence.MembersSeen++
+	if r.Member != nil {
+		r.Member(h)
+	}
+	return h, nil
+}
+
+// grace is the grace period in force now.
+func (r *Run) grace() time.Duration {
+	if r.GraceNow != nil {
+		return r.GraceNow()
+	}
+	return r.Grace
+}
+
+// graceWait waits up to the grace for populated 0, in short slices so
+// that Skip, or a grace changed through GraceNow, can cut it short.
+func (r *Run) graceWait() bool {
+	g0 := r.grace()
+	if g0 <= 0 {
+		r.step("grace", "no grace period", 0, nil)
+		return false
+	}
+	began := time.Now()
+	for {
+		select {
+		case <-r.Skip:
+			r.step("grace", "cut short by a second stop request", 0, nil)
+			return false
+		default:
+		}
+		g := r.grace()
+		left := time.Until(began.Add(g))
+		if left <= 0 {
+			obs := fmt.Sprintf("still populated after %s", max(g, 0))
+			if g != g0 {
+				obs += " (grace changed by a later stop request)"
+			}
+			r.step("grace", obs, 0, nil)
+			return false
+		}
+		empty, err := r.Leaf.WaitEmpty(min(left, 25*time.Millisecond))
+		if err != nil {
+			r.step("grace", "cannot watch cgroup.events", 0, err)
+			return false
+		}
+		if empty {
+			r.step("grace", "populated 0: every member exited after SIGTERM", 0, nil)
+			return true
+		}
+	}
+}
+
+// confirm lets the caller reap, then waits for every identified member's
+// pidfd to report exit, all under one deadline: every member was already
+// signalled, so one wait covers them all.
+func (r *Run) confirm() {
+	deadline := time.Now().Add(r.KillWait)
+	obs, err := "", error(nil)
+	if r.Reap != nil {
+		obs, err = r.Reap(deadline)
+		obs += "; "
+	}
+	for _, h := range r.handles {
+		if h.WaitExit(time.Until(deadline)) {
+			r.Evidence.ConfirmedGone++
+		} else {
+			r.Evidence.Unconfirmed = append(r.Evidence.Unconfirmed, h.Token.String())
+		}
+	}
+	r.step("reap", fmt.Sprintf("%s%d members confirmed gone, %d not", obs, r.Evidence.ConfirmedGone, len(r.Evidence.Unconfirmed)), 0, err)
+}
+
+func (r *Run) closeAll() {
+	for _, h := range r.handles {
+		h.Close()
+	}
+}
