@@ -27,7 +27,7 @@ type group struct {
 
 // startGroup creates a leaf and starts script in it ($D is a private
 // temp dir); it returns once $D/ready exists.
-func startGroup(t *testing.T, script string) *group {
+func startGroup(t *testing.T, script string, env ...string) *group {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs root: creates cgroups")
@@ -46,7 +46,7 @@ func startGroup(t *testing.T, script string) *group {
 	g := &group{leaf: l, dir: t.TempDir(), done: make(chan struct{})}
 	fd, release, _ := l.StartFD()
 	g.cmd = exec.Command("sh", "-c", script)
-	g.cmd.Env = append(os.Environ(), "D="+g.dir)
+	g.cmd.Env = append(append(os.Environ(), "D="+g.dir), env...)
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 	err = g.cmd.Start()
 	release()
@@ -231,5 +231,43 @@ func TestZombieMember(t *testing.T) {
 			r := g.stop(100 * time.Millisecond)
 			checkStopped(t, r)
 		})
+	}
+}
+
+// TestConfirmUnderOneDeadline: members that cannot be confirmed gone (here
+// they leave the leaf on SIGTERM and live on) are waited for under one
+// kill-wait deadline, not one kill wait each in turn.
+func TestConfirmUnderOneDeadline(t *testing.T) {
+	parent, err := cgroup.DefaultParent()
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("needs root and a cgroup v2 parent")
+	}
+	escape, err := cgroup.Create(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		escape.Kill()
+		escape.WaitEmpty(5 * time.Second)
+		escape.Remove()
+	})
+	g := startGroup(t, `for i in 1 2 3; do sh -c 'trap "echo \$\$ > $E/cgroup.procs; exec sleep 1000" TERM; while :; do sleep 0.01; done' & done; touch "$D/ready"; wait`, "E="+escape.Path)
+	r := &Run{Leaf: g.leaf, Grace: 5 * time.Second, KillWait: time.Second}
+	r.Do()
+	if n := len(r.Evidence.Unconfirmed); n != 3 {
+		t.Fatalf("unconfirmed = %d, want the 3 members that left the leaf\nsteps: %+v", n, r.Steps)
+	}
+	if !r.Evidence.Empty || !r.Evidence.LeafRemoved {
+		t.Errorf("evidence = %+v, want the leaf seen empty and removed", r.Evidence)
+	}
+	// One deadline: about one kill wait in all; serial waits take three.
+	var before time.Time
+	for _, s := range r.Steps {
+		if s.Name == "reap" {
+			if took := s.At.Sub(before); took >= 2*r.KillWait {
+				t.Errorf("confirming 3 unconfirmed members took %s, want about one kill wait (%s)", took, r.KillWait)
+			}
+		}
+		before = s.At
 	}
 }
