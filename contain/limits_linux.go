@@ -3,10 +3,12 @@ package contain
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/limits"
+	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,7 +20,8 @@ func (c *Cmd) applyLimits() error {
 	}
 	b, err := limits.Apply(c.Limits, c.leaf, c.BestEffortLimits)
 	if b != nil {
-		c.rec.Limits = b.Receipt()
+		c.sys.v1Leaves = sortedValues(b.V1Dirs())
+		c.rec.Limits = c.limitsReceipt(b)
 	}
 	c.sys.budget = b // failStart restores what it enabled in the parent
 	if err != nil {
@@ -28,6 +31,37 @@ func (c *Cmd) applyLimits() error {
 		return err
 	}
 	return nil
+}
+
+// limitsReceipt is the budget's receipt with every v1 leaf the run
+// created, removed or not.
+func (c *Cmd) limitsReceipt(b *limits.Budget) *receipt.Limits {
+	r := b.Receipt()
+	r.V1Leaves = c.sys.v1Leaves
+	if c.sys.v1Verified {
+		r.V1PlacementVerifiedBy = "spawner-thread-before-fork"
+	}
+	return r
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// removeBudget removes the v1 leaves of a start that failed before
+// anything ran in them.
+func (c *Cmd) removeBudget() {
+	if b := c.sys.budget; b != nil {
+		if err := b.Remove(); err != nil && c.rec.Error == "" {
+			c.rec.Error = err.Error()
+		}
+		c.rec.Limits = c.limitsReceipt(b)
+	}
 }
 
 // joinV1 moves the spawner thread into the run's v1 leaves, so that the
@@ -88,10 +122,7 @@ func (p *protocol) finishLimits() (obs string, ok bool, err error) {
 	}
 	b.Outcome()
 	err = errors.Join(p.c.sys.v1Err, b.Remove())
-	p.limits = b.Receipt()
-	if p.c.sys.v1Verified {
-		p.limits.V1PlacementVerifiedBy = "spawner-thread-before-fork"
-	}
+	p.limits = p.c.limitsReceipt(b)
 	n := strconv.Itoa(len(b.V1Dirs()))
 	return "read the budget's counters; removed v1 leaves (" + n + " left)", true, err
 }

@@ -29,8 +29,9 @@ const markerEnv = "TETHER_GROUP_MARKER"
 
 type sysState struct {
 	budget     *limits.Budget
-	v1Err      error // the spawner thread could not leave the v1 leaves
-	v1Verified bool  // the spawner thread was proven in every v1 leaf before fork
+	v1Err      error    // the spawner thread could not leave the v1 leaves
+	v1Verified bool     // the spawner thread was proven in every v1 leaf before fork
+	v1Leaves   []string // every v1 leaf the run created
 	main       *identity.Handle
 	exitCh     chan exitResult
 	exit       *exitResult
@@ -316,10 +317,15 @@ func (c *Cmd) abortStarted(cause error) {
 func (c *Cmd) failStart(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.leaf != nil && c.Process == nil {
-		if rerr := c.leaf.Remove(); rerr == nil && c.rec.Cgroup != nil {
-			c.rec.Cgroup.Removed = true
-			c.sys.budget.Restore()
+	if c.Process == nil {
+		// Nothing ran: the leaves are empty and go now (the v1 ones too:
+		// a failed exec under --memory used to leave them).
+		c.removeBudget()
+		if c.leaf != nil {
+			if rerr := c.leaf.Remove(); rerr == nil && c.rec.Cgroup != nil {
+				c.rec.Cgroup.Removed = true
+				c.sys.budget.Restore()
+			}
 		}
 	}
 	if c.rec.Error == "" {

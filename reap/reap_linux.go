@@ -199,18 +199,22 @@ func act(reg *registry.Registry, rec *registry.Record, a *Action, o Options) {
 	case OtherBoot:
 		err = finishRecord(reg, rec, "reboot", nil)
 	case DeadEmpty:
-		err = finishRecord(reg, rec, "supervisor-died", nil)
-	case DeadLeaf:
-		var r *receipt.Receipt
-		r, err = stopLeaf(rec, o.Grace)
-		a.Receipt = r
+		err = removeV1(rec)
 		if err == nil {
-			err = finishRecord(reg, rec, "reaped", r)
+			err = finishRecord(reg, rec, "supervisor-died", nil)
 		}
-	case DeadFallback:
+	case DeadLeaf, DeadFallback:
+		stop := stopLeaf
+		if a.Class == DeadFallback {
+			stop = stopMain
+		}
 		var r *receipt.Receipt
-		r, err = stopMain(rec, o.Grace)
+		r, err = stop(rec, o.Grace)
 		a.Receipt = r
+		if err == nil && r.StopConfirmed {
+			// The group is gone: its v1 leaves are empty and go too.
+			err = removeV1(rec)
+		}
 		if err == nil {
 			err = finishRecord(reg, rec, "reaped", r)
 		}

@@ -13,6 +13,9 @@ type Limits struct {
 	// "spawner-thread-before-fork" (the forking thread was read back in
 	// every leaf; children are born in their forking thread's cgroups).
 	V1PlacementVerifiedBy string `json:"v1_placement_verified_by,omitempty"`
+	// V1Leaves lists every cgroup v1 leaf the run created (hybrid hosts),
+	// so that they are removed on every path, by reap after a crash too.
+	V1Leaves []string `json:"v1_leaves,omitempty"`
 }
 
 // LimitSet is one limit written to a cgroup file and read back.

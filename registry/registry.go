@@ -75,6 +75,9 @@ type Record struct {
 	Mechanism string `json:"mechanism,omitempty"`
 	Cgroup    string `json:"cgroup,omitempty"`
 	CgroupID  uint64 `json:"cgroup_id,omitempty"`
+	// V1Cgroups lists the cgroup v1 leaves the run created for its limits
+	// (hybrid hosts), so that reap removes them after a crash.
+	V1Cgroups []string `json:"v1_cgroups,omitempty"`
 
 	RuntimeDir string    `json:"runtime_dir"`
 	Log        string    `json:"log"`

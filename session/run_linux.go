@@ -61,6 +61,9 @@ func (t *RunTracker) Prepared(r *receipt.Receipt) error {
 	if r.Cgroup != nil {
 		t.rec.Cgroup, t.rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
 	}
+	if r.Limits != nil {
+		t.rec.V1Cgroups = r.Limits.V1Leaves
+	}
 	return t.write()
 }
 

@@ -93,6 +93,9 @@ func Supervise(stateDir, name string, ready *os.File) error {
 			if r.Cgroup != nil {
 				rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
 			}
+			if r.Limits != nil {
+				rec.V1Cgroups = r.Limits.V1Leaves
+			}
 		})
 	}
 	c.BeforeStop = func(string) {
