@@ -70,10 +70,17 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 	var r spawnResult
 	r.h, r.err = identity.OpenChild(ec.Process.Pid)
 	if r.err == nil {
-		if r.err = r.h.Identify(); r.err != nil {
+		if r.err = identifyMain(r.h); r.err != nil {
 			r.h.Close()
 			r.h = nil
 		}
+	}
+	if r.err != nil {
+		// Unidentified, the fallback's walk cannot find it, and Start
+		// returns an error: kill it now, through os.Process (a pidfd
+		// since Go 1.23; unreaped, its pid cannot change hands).
+		ec.Process.Kill()
+		return r
 	}
 	if r.err == nil && c.leaf != nil {
 		r.how, r.placeErr = c.verifyPlacement(r.h)
@@ -83,6 +90,10 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 	}
 	return r
 }
+
+// identifyMain completes the main process's token; tests replace it to
+// make identification fail.
+var identifyMain = (*identity.Handle).Identify
 
 // launch starts the process on the spawner thread and a goroutine that
 // waits for it.

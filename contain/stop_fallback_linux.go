@@ -14,13 +14,12 @@ import (
 
 // runFallback is the stop protocol without a cgroup: members are found by
 // walking the process tree from the main process and from the orphans
-// reparented to us, and every signal still goes through a verified pidfd.
+// reparented to us, each proven through a pidfd, and every signal goes
+// through one.
 func (p *protocol) runFallback() {
 	members := p.walk()
-	for _, st := range members {
-		if h, fresh := p.track(st); fresh {
-			p.term(h)
-		}
+	for _, h := range members {
+		p.term(h)
 	}
 	p.step("term", fmt.Sprintf("%d members found by walking the process tree; SIGTERM sent to %d", len(members), p.ev.Signalled), len(members), nil)
 
@@ -48,22 +47,6 @@ func (p *protocol) runFallback() {
 	}
 }
 
-// track opens and verifies a walked member, returning the handle kept for
-// it and whether it was new.
-func (p *protocol) track(st identity.Stat) (*identity.Handle, bool) {
-	boot, _ := identity.BootID()
-	tok := identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}
-	if h, ok := p.handles[tok.Key()]; ok {
-		return h, false
-	}
-	h, err := identity.Open(tok)
-	if err != nil {
-		return nil, false
-	}
-	p.admit(h)
-	return h, true
-}
-
 func (p *protocol) fallbackGrace() bool {
 	g := p.grace()
 	if g == 0 {
@@ -81,10 +64,8 @@ func (p *protocol) fallbackGrace() bool {
 			p.step("grace", "walk found no member: every member exited after SIGTERM", 0, nil)
 			return true
 		}
-		for _, st := range members {
-			if h, fresh := p.track(st); fresh {
-				p.term(h) // forked since the last walk
-			}
+		for _, h := range members {
+			p.term(h) // those forked since the last walk
 		}
 		left, ng, changed := p.graceLeft(began, g)
 		if left <= 0 {
@@ -113,8 +94,8 @@ func (p *protocol) fallbackKill() bool {
 			return false
 		}
 		var sent []*identity.Handle
-		for _, st := range members {
-			if h, _ := p.track(st); h != nil && h.Signal(syscall.SIGKILL) == nil {
+		for _, h := range members {
+			if h.Signal(syscall.SIGKILL) == nil {
 				killed++
 				sent = append(sent, h)
 			}
@@ -134,36 +115,78 @@ func (p *protocol) fallbackKill() bool {
 	}
 }
 
-// walk returns the live members: the main process (while its start time
-// still matches) and the orphans reparented to us, with all their
-// descendants.
-func (p *protocol) walk() []identity.Stat {
+// walk returns the live members, each proven through a pidfd: the main
+// process and the orphans reparented to us (while our children, their
+// pids cannot change hands), and their descendants. A /proc snapshot is
+// not proof of parentage: a member that exits mid-scan may have its pid
+// reused, and the newcomer's children then name it as their parent. So a
+// child counts only when, after its pidfd is open, /proc still names the
+// member as its parent and the member's pidfd still reports it alive: a
+// live process owns its pid. (A member that exited had its children
+// reparented to us; the next walk finds them as orphans.)
+func (p *protocol) walk() []*identity.Handle {
 	procs := readAllStats()
 	kids := map[int][]identity.Stat{}
 	for _, st := range procs {
 		kids[st.PPID] = append(kids[st.PPID], st)
 	}
 	self := os.Getpid()
-	var roots []identity.Stat
+	var roots []*identity.Handle
 	mainTok := p.c.mainToken()
 	for _, st := range procs {
+		var h *identity.Handle
 		switch {
 		case st.PID == mainTok.PID && st.StartTime == mainTok.StartTime:
-			roots = append(roots, st)
+			h = p.prove(st, nil)
 		case st.PPID == self && !isOwned(st.PID) && p.claims(st):
-			roots = append(roots, st)
+			h = p.prove(st, nil)
+		}
+		if h != nil {
+			roots = append(roots, h)
 		}
 	}
-	var out []identity.Stat
+	var out []*identity.Handle
 	for len(roots) > 0 {
-		st := roots[len(roots)-1]
+		h := roots[len(roots)-1]
 		roots = roots[:len(roots)-1]
-		if st.State != 'Z' && st.State != 'X' {
-			out = append(out, st)
+		out = append(out, h)
+		for _, st := range kids[h.Token.PID] {
+			if c := p.prove(st, h); c != nil {
+				roots = append(roots, c)
+			}
 		}
-		roots = append(roots, kids[st.PID]...)
 	}
 	return out
+}
+
+// prove returns the handle of the live member st describes, the child of
+// parent (nil: of ours, or the main process), or nil when that cannot be
+// proven. A member proven before is returned from the handles held.
+func (p *protocol) prove(st identity.Stat, parent *identity.Handle) *identity.Handle {
+	if st.State == 'Z' || st.State == 'X' {
+		return nil
+	}
+	boot, _ := identity.BootID()
+	tok := identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}
+	if h, ok := p.handles[tok.Key()]; ok {
+		if h.Exited() {
+			return nil
+		}
+		return h
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		return nil
+	}
+	if parent != nil {
+		now, err := identity.ReadStat(st.PID)
+		if err != nil || now.PPID != parent.Token.PID || now.StartTime != st.StartTime || h.Exited() || parent.Exited() {
+			h.Close()
+			return nil
+		}
+	}
+	p.admit(h)
+	return h
 }
 
 // claims reports whether an orphan child of ours belongs to this group.
@@ -204,8 +227,12 @@ func isOwned(pid int) bool {
 	return owned.pids[pid]
 }
 
-// readAllStats reads /proc/PID/stat for every process.
-func readAllStats() []identity.Stat {
+// readAllStats is the snapshot walks start from; tests replace it to
+// stage a pid reused mid-scan.
+var readAllStats = readAllStatsProc
+
+// readAllStatsProc reads /proc/PID/stat for every process.
+func readAllStatsProc() []identity.Stat {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil

@@ -96,6 +96,7 @@ func (c *Cmd) groupEmpty() bool {
 		return err == nil && empty
 	}
 	p := &protocol{c: c, handles: map[identity.Token]*identity.Handle{}}
+	defer p.closeHandles()
 	return len(p.walk()) == 0
 }
 
@@ -109,6 +110,7 @@ type protocol struct {
 	handles map[identity.Token]*identity.Handle // members identified, by Token.Key
 	strag   []receipt.Process
 	nstrag  int
+	termed  map[*identity.Handle]bool // members sent SIGTERM
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
 	cpu     *receipt.CPU
@@ -205,9 +207,23 @@ func (p *protocol) straggler(t identity.Token) {
 	}
 }
 
+// term sends SIGTERM (then SIGCONT) to a member, once.
 func (p *protocol) term(h *identity.Handle) {
+	if p.termed == nil {
+		p.termed = map[*identity.Handle]bool{}
+	}
+	if p.termed[h] {
+		return
+	}
+	p.termed[h] = true
 	if stop.Term(h) {
 		p.ev.Signalled++
+	}
+}
+
+func (p *protocol) closeHandles() {
+	for _, h := range p.handles {
+		h.Close()
 	}
 }
 
