@@ -65,7 +65,10 @@ type Action struct {
 // whose it is, so reap never kills one: it removes it only when empty and
 // older than StaleAge (with Options.OrphanLeaves), and reports the rest.
 type OrphanLeaf struct {
-	Path      string `json:"path"`
+	Path string `json:"path"`
+	// Hierarchy is "v2", or "v1 memory" (pids, cpu) for a leaf of the
+	// limits of hybrid hosts.
+	Hierarchy string `json:"hierarchy"`
 	ID        uint64 `json:"id"`
 	Procs     int    `json:"procs"`
 	Populated bool   `json:"populated"`

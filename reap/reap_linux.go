@@ -52,6 +52,11 @@ func Run(reg *registry.Registry, o Options) *Report {
 		if res.rec != nil && res.rec.Cgroup != "" {
 			referenced[res.rec.Cgroup] = true
 		}
+		if res.rec != nil {
+			for _, p := range res.rec.V1Cgroups {
+				referenced[p] = true
+			}
+		}
 		c := res.a.Class
 		if c == Supervised || (o.Quick && c != DeadLeaf && c != DeadFallback && c != DeadEmpty && c != OtherBoot) {
 			results[i].keep = !o.Quick
@@ -73,7 +78,7 @@ func Run(reg *registry.Registry, o Options) *Report {
 	}
 	if !o.Quick {
 		rep.Actions = append(rep.Actions, stale(reg, names, o)...)
-		rep.OrphanLeaves = orphanLeaves(reg, referenced, o)
+		rep.OrphanLeaves = append(orphanLeaves(reg, referenced, o), orphanV1Leaves(referenced, o)...)
 	}
 	rep.DurationMS = time.Since(t0).Milliseconds()
 	return rep
