@@ -192,7 +192,9 @@ func TestFrozenLeaf(t *testing.T) {
 		noCgroupKill bool
 		wantKill     bool
 	}{
-		{"obeys TERM", obeysTERM, false, false},
+		// A handler must run to act on SIGTERM: frozen, it cannot (a
+		// default-action SIGTERM kills even a frozen task).
+		{"handles TERM", `trap "exit 0" TERM; sleep 1000 & touch "$D/ready"; wait`, false, false},
 		{"ignores TERM, cgroup.kill", ignoresTERM, false, true},
 		{"ignores TERM, freeze+sigkill", ignoresTERM, true, true},
 	} {
