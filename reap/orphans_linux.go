@@ -128,7 +128,7 @@ func orphanV1Leaves(referenced map[string]bool, o Options) []OrphanLeaf {
 			ol := OrphanLeaf{Path: path, ID: st.Ino, Hierarchy: "v1 " + ctrl}
 			b, err := os.ReadFile(filepath.Join(path, "tasks"))
 			ol.Procs = len(strings.Fields(string(b)))
-			orphanPlan(&ol, err, ol.Procs > 0, time.Since(time.Unix(st.Mtim.Unix())), int(st.Uid), o, func() error { return removeV1Leaf(path) })
+			orphanPlan(&ol, err, ol.Procs > 0, time.Since(time.Unix(st.Mtim.Unix())), int(st.Uid), o, func() error { return cgroup.RemoveRecordedV1(path) })
 			out = append(out, ol)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/stop"
 
 	"github.com/tether-run/tether/registry"
 )
@@ -24,6 +25,11 @@ func Reclaim(reg *registry.Registry, rec *registry.Record) error {
 		if err := killLeaf(rec.Cgroup, rec.CgroupID); err != nil {
 			return err
 		}
+		for _, p := range rec.V1Cgroups {
+			if err := cgroup.RemoveRecordedV1(p); err != nil {
+				return err
+			}
+		}
 	} else if rec.Main != "" {
 		return fmt.Errorf("session: %q has no leaf to prove its members by; `tether reap` handles it", rec.Name)
 	}
@@ -31,8 +37,10 @@ func Reclaim(reg *registry.Registry, rec *registry.Record) error {
 	return errors.Join(reg.Write(rec), reg.Release(rec.Name))
 }
 
-// killLeaf empties and removes the leaf at path if it is still the one
-// with id (cgroup.OpenLeaf proves it by the directory's inode).
+// killLeaf stops and removes the leaf at path if it is still the one with
+// id (cgroup.OpenLeaf proves it by the directory's inode), through the one
+// stop protocol with no grace: the session is unsupervised and its slot
+// is wanted now.
 func killLeaf(path string, id uint64) error {
 	l, err := cgroup.OpenLeaf(path, id)
 	if errors.Is(err, os.ErrNotExist) {
@@ -41,17 +49,11 @@ func killLeaf(path string, id uint64) error {
 	if err != nil {
 		return fmt.Errorf("session: %w: left alone", err)
 	}
-	if err := l.Kill(); err != nil {
-		l.Close()
-		return err
-	}
-	if empty, err := l.WaitEmpty(5 * time.Second); err != nil || !empty {
-		l.Close()
-		return fmt.Errorf("session: %s still populated after cgroup.kill (%v)", path, err)
-	}
-	if err := l.Remove(); err != nil {
-		l.Close()
-		return err
+	s := &stop.Run{Leaf: l, KillWait: 5 * time.Second}
+	s.Do()
+	if !s.Evidence.Empty || !s.Evidence.LeafRemoved {
+		last := s.Steps[len(s.Steps)-1]
+		return fmt.Errorf("session: %s not stopped: %s %s", path, last.Observed, last.Error)
 	}
 	return nil
 }
