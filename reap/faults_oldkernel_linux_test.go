@@ -1,47 +1,13 @@
 package reap_test
 
 import (
-	"encoding/json"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/receipt"
 )
-
-// reapWith runs `tether reap --json` with env added.
-func (f *faultEnv) reapWith(env []string, args ...string) (faultResult, *reap.Report) {
-	f.t.Helper()
-	r := f.tether(env, append([]string{"reap", "--json"}, args...)...)
-	var rep reap.Report
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		f.t.Fatalf("tether reap --json = %s, stdout not a report: %v\nstderr: %s", r, err, r.stderr)
-	}
-	return r, &rep
-}
-
-// killSupervisor SIGKILLs the supervisor of session name through a pidfd
-// proven against its record, and waits for it to exit.
-func (f *faultEnv) killSupervisor(name string) {
-	t := f.t
-	t.Helper()
-	tok, err := identity.Parse(f.record(name).Supervisor)
-	if err != nil {
-		t.Fatalf("supervisor of %s: %v", name, err)
-	}
-	h, err := identity.Open(tok)
-	if err != nil {
-		t.Fatalf("supervisor of %s: %v", name, err)
-	}
-	defer h.Close()
-	h.Signal(syscall.SIGKILL)
-	if !h.WaitExit(faultPatience) {
-		t.Fatalf("supervisor %s did not exit after SIGKILL", tok)
-	}
-}
 
 // TestFaultOldKernel runs a session and reaps it after its supervisor was
 // SIGKILLed, with the binary forced onto the paths of older kernels: no
