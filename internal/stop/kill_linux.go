@@ -2,9 +2,10 @@ package stop
 
 import (
 	"fmt"
-	"github.com/tether-run/tether/internal/oldkernel"
 	"syscall"
 	"time"
+
+	"github.com/tether-run/tether/internal/oldkernel"
 )
 
 // Observations of the kill step: which mechanism killed the group.

@@ -11,7 +11,7 @@ import (
 // Caveats a receipt carries when a path of an older kernel was taken.
 const (
 	CaveatProcMembership = "membership proven by /proc/PID/cgroup (the kernel lacks PIDFD_GET_INFO, Linux 6.13): read after the pidfd was opened, while the process held its pid"
-	CaveatFreezeKill     = "no cgroup.kill (Linux 5.14): the leaf was frozen and every member SIGKILLed through a verified pidfd, then thawed, until empty"
+	CaveatFreezeKill     = "the kernel lacks cgroup.kill (Linux 5.14): the leaf was frozen and every member SIGKILLed through a verified pidfd, then thawed, until empty"
 )
 
 // InLeaf reports whether h's process is (or, as a zombie, was) in leaf,
@@ -35,7 +35,7 @@ func InLeaf(leaf *cgroup.Leaf, h *identity.Handle) (in, viaProc bool) {
 }
 
 // zombieStill reports whether h's process is an unreaped zombie: its pid
-// still names it (start time and pidfs inode match).
+// still names it (/proc/PID/stat has its boot, pid and start time).
 func zombieStill(h *identity.Handle) bool {
 	t, err := identity.Of(h.Token.PID)
 	return err == nil && t.Matches(h.Token)
