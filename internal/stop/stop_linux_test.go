@@ -253,7 +253,7 @@ func TestConfirmUnderOneDeadline(t *testing.T) {
 		escape.WaitEmpty(5 * time.Second)
 		escape.Remove()
 	})
-	g := startGroup(t, `for i in 1 2 3; do sh -c 'trap "echo \$\$ > $E/cgroup.procs; exec sleep 1000" TERM; while :; do sleep 0.01; done' & done; touch "$D/ready"; wait`, "E="+escape.Path)
+	g := startGroup(t, `for i in 1 2 3; do sh -c 'trap "echo \$\$ > $E/cgroup.procs; exec sleep 1000" TERM; touch "$D/r$0"; while :; do sleep 0.01; done' $i & done; until [ -e "$D/r1" ] && [ -e "$D/r2" ] && [ -e "$D/r3" ]; do sleep 0.01; done; touch "$D/ready"; wait`, "E="+escape.Path)
 	r := &Run{Leaf: g.leaf, Grace: 5 * time.Second, KillWait: time.Second}
 	r.Do()
 	if n := len(r.Evidence.Unconfirmed); n != 3 {
