@@ -172,7 +172,7 @@ func advise(r *Report) []string {
 		out = append(out, "upgrade the kernel: pidfd_open (Linux 5.3+) failed, and tether signals processes only through pidfds: "+f.PidfdOpen.Detail)
 	}
 	if f.CgroupKill.Probed && !f.CgroupKill.Available {
-		out = append(out, "upgrade the kernel for cgroup.kill (Linux 5.14+): without it a group is stopped by signalling each member, which a fork storm can outrun")
+		out = append(out, "optional: a kernel with cgroup.kill (Linux 5.14+) kills a group in one write; until then tether freezes the leaf, SIGKILLs every verified member and thaws, until it is empty")
 	}
 	if f.PidfdCgroupID.Probed && !f.PidfdCgroupID.Available {
 		out = append(out, "optional: a kernel with PIDFD_GET_INFO (Linux 6.13+) lets tether check a member's cgroup through its pidfd; until then it reads /proc/PID/cgroup")
