@@ -110,9 +110,15 @@ func normalize(n *node, key string, paths *strings.Replacer) {
 		n.keys, n.vals = keys, vals
 		return
 	case n.elems != nil:
+		elems := []*node{}
 		for _, e := range n.elems {
+			if s, ok := e.scalar.(string); ok && key == "caveats" && strings.Contains(s, "the kernel lacks") {
+				continue // true of older kernels only
+			}
 			normalize(e, key, paths)
+			elems = append(elems, e)
 		}
+		n.elems = elems
 		return
 	}
 	switch {

@@ -53,7 +53,10 @@ func TestReceiptsAreReplaced(t *testing.T) {
 	})
 	t.Run("reap", func(t *testing.T) {
 		xdg := stateEnv(t)
-		name := mustStart(t, xdg, nil, "--name", "atomic", "--owner", "none", "--", "sleep", "1000")
+		// A daemon outlives the supervisor (the main process dies of its
+		// parent-death signal), so the leaf is still there for reap to
+		// stop, also under systemd, where an emptied scope would vanish.
+		name := mustStart(t, xdg, nil, "--name", "atomic", "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
 		killSupervisor(t, xdg, name)
 		victim := plantReceiptLink(t, xdg, name)
 		if code, _, stderr := tetherIn(t, xdg, nil, "reap"); code != 0 {

@@ -21,7 +21,7 @@ func (p *protocol) runCgroup() {
 		mainOK := p.awaitMain(deadline)
 		reaped, err := p.reapOrphans(deadline, func(h *identity.Handle) bool {
 			in, _ := stop.InLeaf(leaf, h)
-			return in
+			return in || s.Identified(h)
 		})
 		s.Evidence.Reaped = reaped
 		return fmt.Sprintf("main reaped: %t; %d orphans reaped", mainOK, reaped), err

@@ -173,6 +173,15 @@ func (r *Run) open(pid int) (*identity.Handle, error) {
 	return h, nil
 }
 
+// Identified reports whether h's process was identified as a member
+// while it ran. Reap uses it for zombies: before PIDFD_GET_INFO (6.13) a
+// zombie's membership can only be read from /proc/PID/cgroup, which on
+// some kernels (6.12) no longer names the leaf once the process exited.
+func (r *Run) Identified(h *identity.Handle) bool {
+	m := r.byPID[h.Token.PID]
+	return m != nil && m.Token.Matches(h.Token)
+}
+
 // grace is the grace period in force now.
 func (r *Run) grace() time.Duration {
 	if r.GraceNow != nil {
