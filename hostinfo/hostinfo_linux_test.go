@@ -1,6 +1,7 @@
 package hostinfo
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,20 +11,24 @@ import (
 	"testing"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.Main(m)) }
 
-// ownParent returns our own cgroup v2 directory, skipping t unless this
-// user may create leaves in it.
+// ownParent returns where our leaves go by default (our own cgroup, or
+// beside us when we sit in a delegated cgroup's supervisor child, as test
+// binaries do under systemd), skipping t unless this user may create
+// leaves there.
 func ownParent(t *testing.T) string {
 	t.Helper()
-	p, err := cgroup.DefaultParent()
+	h, err := delegate.Parent(context.Background())
 	if err != nil {
-		t.Skipf("no cgroup v2: %v", err)
+		t.Skipf("no delegated cgroup v2 parent: %v", err)
 	}
+	p := h.Dir
 	if err := cgroup.CheckParent(p); err != nil {
 		t.Skipf("needs a writable cgroup v2 parent: %v", err)
 	}
