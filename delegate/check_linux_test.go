@@ -34,3 +34,16 @@ func TestManagerOf(t *testing.T) {
 		}
 	}
 }
+
+func TestUnitPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"vm-job.service", "/org/freedesktop/systemd1/unit/vm_2djob_2eservice"},
+		{"tether-1-ab.scope", "/org/freedesktop/systemd1/unit/tether_2d1_2dab_2escope"},
+		{"user@1000.service", "/org/freedesktop/systemd1/unit/user_401000_2eservice"},
+		{"1x.scope", "/org/freedesktop/systemd1/unit/_31x_2escope"},
+	} {
+		if got := unitPath(tc.in); string(got) != tc.want {
+			t.Errorf("unitPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,18 +139,29 @@ func (mg *managers) get(ctx context.Context, m Manager) (*bus, error) {
 	return b, nil
 }
 
-// delegates asks manager m for the Delegate property of unit.
+// delegates asks manager m for the Delegate property of unit. A reply
+// that does not come within a second is asked for again on a new
+// connection (see startTransient on lost replies), within ctx.
 func (mg *managers) delegates(ctx context.Context, m Manager, unit string) (bool, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, scopeTimeout)
 		defer cancel()
 	}
-	b, err := mg.get(ctx, m)
-	if err != nil {
-		return false, err
+	for {
+		b, err := mg.get(ctx, m)
+		if err != nil {
+			return false, err
+		}
+		try, cancel := context.WithTimeout(ctx, time.Second)
+		d, err := b.delegates(try, unit)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return d, err
+		}
+		b.close()
+		delete(mg.buses, m)
 	}
-	return b.delegates(ctx, unit)
 }
 
 func (mg *managers) close() {

@@ -1,0 +1,22 @@
+#!/usr/bin/env python3
+"""alt.py N CMD... : run each command N times, alternating their order
+every round, and print the median and minimum wall time of each. A
+command is one argument with its words separated by '|'."""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+n = int(sys.argv[1])
+cmds = [c.split("|") for c in sys.argv[2:]]
+times = [[] for _ in cmds]
+env = dict(os.environ, TETHER_NO_REAP="1")
+for r in range(n):
+    order = range(len(cmds)) if r % 2 == 0 else reversed(range(len(cmds)))
+    for i in order:
+        t = time.perf_counter()
+        subprocess.run(cmds[i], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times[i].append(time.perf_counter() - t)
+for c, ts in zip(cmds, times):
+    print("%-64s median %8.2f ms  min %8.2f ms" % (" ".join(c)[:64], statistics.median(ts) * 1000, min(ts) * 1000))
