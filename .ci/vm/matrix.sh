@@ -10,11 +10,11 @@
 # Exit 0 only when every guest ran, every test passed, every e2e check
 # passed and no skip went beyond skips.txt. Timings go to stdout.
 # Environment: VM_DIR (default /var/tmp/tether-vm-ci), TIMEOUT per boot in
-# seconds (default 1500), MIRROR (image.sh).
+# seconds (default 900), MIRROR (image.sh).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-export VM_DIR=${VM_DIR:-/var/tmp/tether-vm-ci} TIMEOUT=${TIMEOUT:-1500}
+export VM_DIR=${VM_DIR:-/var/tmp/tether-vm-ci} TIMEOUT=${TIMEOUT:-900}
 SUITES=${*:-trixie bookworm}
 SH=$VM_DIR/share
 took() { echo "matrix: $1 took $((SECONDS - $2))s"; }

@@ -66,10 +66,13 @@ done >"$R/verdict.txt"
 cat "$R/verdict.txt"
 grep -q '^SKIP NOT ALLOWED' "$R/verdict.txt" && bad=1
 
+e2e=0
 for log in "$R"/e2e-*.log; do
   [ -e "$log" ] || continue
-  n=$(grep -c '^FAIL ' "$log"); [ "$n" = 0 ] || bad=1
+  n=$(grep -c '^FAIL ' "$log"); [ "$n" = 0 ] || bad=1; e2e=$((e2e + n))
   echo "e2e ${log##*/e2e-}: $(grep -c '^PASS ' "$log") passed, $n failed"
   grep '^FAIL ' "$log"
 done
+echo "verdict $(basename "$R") (kernel $KERNEL): $(grep -c '^---- ' "$R/verdict.txt") packages failed," \
+  "$(grep -c '^SKIP NOT ALLOWED' "$R/verdict.txt") skips not allowed, $e2e e2e checks failed"
 exit $bad

@@ -10,7 +10,7 @@ echo "suite: kernel $(uname -r), $(systemctl --version | head -1), cgroup $(sed 
 for t in /root/ci/tests/*.test; do
   p=$(basename "$t" .test) s=$SECONDS
   d=${p//.//}; [ "$p" = root ] && d=.   # the module's own package
-  ( cd "/root/ci/repo/$d" && timeout 900 "$t" -test.count=1 -test.timeout 14m -test.v ) >"$R/$p.log" 2>&1
+  ( cd "/root/ci/repo/$d" && timeout 330 "$t" -test.count=1 -test.timeout 5m -test.v ) >"$R/$p.log" 2>&1
   rc=$?; [ $rc = 0 ] || fails=$((fails + 1))
   printf 'suite: %-20s rc=%-3s %4ss\n' "$p" $rc $((SECONDS - s))
 done
