@@ -49,21 +49,21 @@ cgcheck() {
 }
 
 LIMITS=(--memory 64M --pids 20 --cpus 0.5)
-limit() { # limit NAME CONDITION -- WORKLOAD...: run WORKLOAD under all three limits
-  local n=$1 cond=$2; shift 3
-  timeout 300 tether run "${LIMITS[@]}" --receipt "$W/$n.json" -- "$@" >"$W/$n.out" 2>&1
-  EV="rc=$? $(summary "$W/$n.json")"
-  check "run ${LIMITS[*]}: $n" [ "$(r "$W/$n.json" "$cond")" = True ]
-  EV=; cgcheck "run $n"
+limit() { # limit ID WHAT CONDITION -- WORKLOAD...: run WORKLOAD under all three limits
+  local id=$1 what=$2 cond=$3; shift 4
+  timeout 300 tether run "${LIMITS[@]}" --receipt "$W/$id.json" -- "$@" >/dev/null 2>&1
+  EV="rc=$? $(summary "$W/$id.json")"
+  check "run ${LIMITS[*]}: $what" [ "$(r "$W/$id.json" "$cond")" = True ]
+  EV=; cgcheck "run $id"
 }
 APPLIED='sorted(a["name"] for a in r["limits"]["applied"]) == ["cpus","memory","pids"]'
-limit "memory: an allocation past 64M is OOM-killed, receipt says oom" \
-  "$APPLIED and r['exit']['oom_killed'] and r['limits']['outcome']['oom_kills'] >= 1" \
+limit memory "an allocation past 64M is OOM-killed, receipt says oom" \
+  "$APPLIED and r['exit'].get('oom_killed') and r['limits']['outcome']['oom_kills'] >= 1" \
   -- python3 -c 'a = bytearray(400 << 20)'
-limit "pids: a fork loop hits pids.max, receipt counts the hits" \
+limit pids "a fork loop hits pids.max, receipt counts the hits" \
   "$APPLIED and r['limits']['outcome']['pids_limit_hits'] >= 1" \
   -- sh -c 'for i in $(seq 40); do sleep 3 & done 2>/dev/null; wait'
-limit "cpus: a busy loop is throttled, receipt shows throttling" \
+limit cpus "a busy loop is throttled, receipt shows throttling" \
   "$APPLIED and r['limits']['outcome']['cpu_nr_throttled'] >= 1 and r['limits']['outcome']['cpu_throttled_usec'] > 0" \
   -- timeout 3 sh -c 'while :; do :; done'
 
