@@ -6,11 +6,12 @@
 #
 # Exit 124: TIMEOUT seconds passed (qemu killed); 125: no result (the
 # serial console's tail goes to stderr).
-# Environment: VM_DIR, TIMEOUT=3600, CPUS=2, MEM=4096.
+# Environment: VM_DIR, TIMEOUT=3600 (the whole boot), BOOT_TIMEOUT=240 (until
+# the job's first output), CPUS=2, MEM=4096.
 set -uo pipefail
 SUITE=${1:?usage: boot.sh SUITE DIR} DIR=${2:?usage: boot.sh SUITE DIR}
 VM_DIR=${VM_DIR:-/var/tmp/tether-vm-ci}
-TIMEOUT=${TIMEOUT:-3600} CPUS=${CPUS:-2} MEM=${MEM:-4096}
+TIMEOUT=${TIMEOUT:-3600} BOOT_TIMEOUT=${BOOT_TIMEOUT:-240} CPUS=${CPUS:-2} MEM=${MEM:-4096}
 I=$VM_DIR/$SUITE
 die() { echo "boot.sh: $*" >&2; exit 125; }
 [ -r "$I/root.img" ] || die "no $I/root.img: run image.sh $SUITE"
@@ -40,11 +41,17 @@ stop() { kill -TERM $QPID 2>/dev/null; sleep 2; kill -KILL $QPID 2>/dev/null; wa
 trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
 
-deadline=$((SECONDS + TIMEOUT))
-while kill -0 $QPID 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 1; done
-if kill -0 $QPID 2>/dev/null; then
+# A guest that has not started its job (no output) within BOOT_TIMEOUT did
+# not boot: fail then, not after TIMEOUT.
+why=
+while kill -0 $QPID 2>/dev/null; do
+  [ $SECONDS -lt "$TIMEOUT" ] || { why="TIMEOUT after ${TIMEOUT}s"; break; }
+  [ -s "$DIR/out.log" ] || [ $SECONDS -lt "$BOOT_TIMEOUT" ] || { why="no job output after ${BOOT_TIMEOUT}s: no boot"; break; }
+  sleep 1
+done
+if [ -n "$why" ]; then
   stop; wait $TPID 2>/dev/null
-  echo "boot.sh: $SUITE: TIMEOUT after ${TIMEOUT}s; console tail:" >&2
+  echo "boot.sh: $SUITE: $why; console tail:" >&2
   tail -n 30 "$DIR/console.log" >&2
   exit 124
 fi
