@@ -34,7 +34,7 @@ r() { python3 -c 'import json,sys
 try: r=json.load(open(sys.argv[1]))
 except Exception as e: print("no receipt: %s" % e); sys.exit()
 print(eval(sys.argv[2]))' "$1" "$2" 2>&1; }
-summary() { r "$1" '"exit=%s mechanism=%s error=%r applied=%s outcome=%s" % (r["exit"], r.get("mechanism"), r.get("error",""), [(a["name"],a["read_back"]) for a in (r.get("limits") or {}).get("applied",[])], {k:v for k,v in ((r.get("limits") or {}).get("outcome") or {}).items() if v and k!="sources"})'; }
+summary() { r "$1" '"exit=%s mechanism=%s delegation=%s caveats=%s error=%r applied=%s outcome=%s" % (r["exit"], r.get("mechanism"), (r.get("cgroup") or {}).get("delegation"), r.get("caveats"), r.get("error",""), [(a["name"],a["read_back"]) for a in (r.get("limits") or {}).get("applied",[])], {k:v for k,v in ((r.get("limits") or {}).get("outcome") or {}).items() if v and k!="sources"})'; }
 
 # The caller's cgroup must be as it was; a change is reported, then undone
 # so that later checks stand on their own.
@@ -112,7 +112,7 @@ EV=; cgcheck "start/stop of a session"
 timeout 60 tether doctor --json >"$W/doctor.json" 2>"$W/doctor.err"; rc=$?
 EV="rc=$rc $(tr '\n' ' ' <"$W/doctor.err" | cut -c1-300)"
 check "tether doctor --json runs and prints JSON" sh -c "[ $rc = 0 ] && python3 -m json.tool '$W/doctor.json' >/dev/null"
-echo "  [$C] doctor: $(tr -d ' \n' <"$W/doctor.json" | cut -c1-600)"
+echo "  [$C] doctor: $(r "$W/doctor.json" '{k: r.get(k) for k in ("mechanism", "full_containment", "systemd", "advice")}')"
 
 rm -rf "$W"
 exit $fails
