@@ -218,6 +218,9 @@ func reuseRun(t *testing.T, flavor string, cycles int) *reuseTally {
 			t.Skipf("%s not found (util-linux, coreutils): %v", tool, err)
 		}
 	}
+	if err := pidMaxPerNamespace(); err != nil {
+		t.Skipf("pid_max is not per PID namespace here (Linux < 6.14): writing it in the namespace would set the whole machine's: %v", err)
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("go toolchain not found to build tether with crash points: %v", err)
@@ -295,6 +298,24 @@ func reuseRun(t *testing.T, flavor string, cycles int) *reuseTally {
 	}
 	return ty
 }
+
+// pidMaxPerNamespace probes, without changing anything, whether pid_max
+// belongs to the PID namespace (Linux 6.14+) or is global (before): an
+// unprivileged user in a new user and PID namespace writes the current
+// value back. From 6.14 the namespace's owner may write its pid_max; before,
+// the one global sysctl is writable by the host's root only. Root runs the
+// probe as nobody, since its user namespace would map to the host's root.
+var pidMaxPerNamespace = sync.OnceValue(func() error {
+	argv := []string{"unshare", "-U", "-r", "-p", "-f", "--mount-proc",
+		"sh", "-c", "cat /proc/sys/kernel/pid_max > /proc/sys/kernel/pid_max"}
+	if os.Geteuid() == 0 {
+		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}, argv...)
+	}
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+})
 
 // reuseTally counts across cycles.
 type reuseTally struct {

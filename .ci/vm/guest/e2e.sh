@@ -1,0 +1,118 @@
+#!/bin/bash
+# e2e.sh CONTEXT — end-to-end checks of the real tether binary as the calling
+# user, in the caller's own cgroup (a service, a user-manager unit, a login
+# session). One line per assertion: "PASS [CONTEXT] ..." or
+# "FAIL [CONTEXT] ... (evidence)". Exit status: the number of FAILs.
+#
+# The checks (issue 10, "Done when"):
+# - tether run --memory 64M --pids 20 --cpus 0.5 enforces and reports each
+#   limit: an allocation past 64M is OOM-killed and the receipt says so; a
+#   fork loop hits pids.max and the receipt counts it; a busy loop is
+#   throttled and the receipt shows it;
+# - a daemonizing command under tether run leaves nothing, in a cgroup;
+# - tether start --profile tmux from a transient unit survives that unit's
+#   end, tether ls shows it, tether stop stops it clean with nothing left;
+# - after every step, the caller's cgroup is as before (subtree_control,
+#   type) and holds no tether leaf;
+# - tether doctor --json runs.
+C=${1:?usage: e2e.sh CONTEXT}
+fails=0
+pass() { echo "PASS [$C] $*"; }
+fail() { echo "FAIL [$C] $*"; fails=$((fails + 1)); }
+check() { # check NAME CONDITION-COMMAND... (evidence on failure: $EV)
+  local n=$1; shift
+  if "$@"; then pass "$n"; else fail "$n${EV:+ ($EV)}"; fi
+}
+W=$(mktemp -d /tmp/tether-e2e.XXXXXX)
+U=$(id -u)
+CG=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+SC0=$(cat "$CG/cgroup.subtree_control") T0=$(cat "$CG/cgroup.type")
+echo "[$C] uid $U, cgroup ${CG#/sys/fs/cgroup}: subtree_control '$SC0', type $T0"
+
+# r FILE EXPR: a python expression over the receipt r (a JSON file).
+r() { python3 -c 'import json,sys
+try: r=json.load(open(sys.argv[1]))
+except Exception as e: print("no receipt: %s" % e); sys.exit()
+print(eval(sys.argv[2]))' "$1" "$2" 2>&1; }
+summary() { r "$1" '"exit=%s mechanism=%s delegation=%s caveats=%s error=%r applied=%s outcome=%s" % (r["exit"], r.get("mechanism"), (r.get("cgroup") or {}).get("delegation"), r.get("caveats"), r.get("error",""), [(a["name"],a["read_back"]) for a in (r.get("limits") or {}).get("applied",[])], {k:v for k,v in ((r.get("limits") or {}).get("outcome") or {}).items() if v and k!="sources"})'; }
+
+# The caller's cgroup must be as it was; a change is reported, then undone
+# so that later checks stand on their own.
+cgcheck() {
+  local sc t left
+  sc=$(cat "$CG/cgroup.subtree_control") t=$(cat "$CG/cgroup.type")
+  left=$(find "$CG" -mindepth 1 -type d -name 'tether-*' 2>/dev/null | tr '\n' ' ')
+  EV="subtree_control '$SC0' -> '$sc', type $T0 -> $t"
+  check "$1: caller's cgroup unchanged" [ "$sc" = "$SC0" -a "$t" = "$T0" ]
+  EV=$left; check "$1: no tether cgroup left under the caller's" [ -z "$left" ]
+  for c in $sc; do case " $SC0 " in *" $c "*) ;; *) echo "-$c" >"$CG/cgroup.subtree_control" 2>/dev/null ;; esac; done
+}
+
+LIMITS=(--memory 64M --pids 20 --cpus 0.5)
+limit() { # limit ID WHAT CONDITION -- WORKLOAD...: run WORKLOAD under all three limits
+  local id=$1 what=$2 cond=$3; shift 4
+  timeout 300 tether run "${LIMITS[@]}" --receipt "$W/$id.json" -- "$@" >/dev/null 2>&1
+  EV="rc=$? $(summary "$W/$id.json")"
+  check "run ${LIMITS[*]}: $what" [ "$(r "$W/$id.json" "$cond")" = True ]
+  EV=; cgcheck "run $id"
+}
+APPLIED='sorted(a["name"] for a in r["limits"]["applied"]) == ["cpus","memory","pids"]'
+limit memory "an allocation past 64M is OOM-killed, receipt says oom" \
+  "$APPLIED and r['exit'].get('oom_killed') and r['limits']['outcome']['oom_kills'] >= 1" \
+  -- python3 -c 'a = bytearray(400 << 20)'
+limit pids "a fork loop hits pids.max, receipt counts the hits" \
+  "$APPLIED and r['limits']['outcome']['pids_limit_hits'] >= 1" \
+  -- sh -c 'for i in $(seq 40); do sleep 3 & done 2>/dev/null; wait'
+limit cpus "a busy loop is throttled, receipt shows throttling" \
+  "$APPLIED and r['limits']['outcome']['cpu_nr_throttled'] >= 1 and r['limits']['outcome']['cpu_throttled_usec'] > 0" \
+  -- timeout 3 sh -c 'while :; do :; done'
+
+# One limit at a time: pids and cpu are threaded controllers, which the
+# kernel lets anyone enable in a populated cgroup, turning it "domain
+# threaded" and breaking every later start in it. Whether or not tether can
+# apply the limit, the caller's cgroup must stay as it was, and a plain run
+# must still work after.
+for l in "--pids 20" "--cpus 0.5" "--memory 64M"; do
+  timeout 120 tether run $l --receipt "$W/one.json" -- true >/dev/null 2>&1
+  echo "  [$C] run $l -- true: rc=$? $(summary "$W/one.json")"
+  timeout 120 tether run -- true >"$W/plain.out" 2>&1; rc=$?
+  EV="rc=$rc $(tr '\n' ' ' <"$W/plain.out")"; check "run $l: a plain run after it works" [ $rc = 0 ]
+  EV=; cgcheck "run $l"
+done
+
+# A command that daemonizes (setsid, double fork, a tmux server) leaves nothing.
+timeout 120 tether run --receipt "$W/d.json" -- sh -c \
+  "setsid sleep 4242 & (sleep 4243 &); tmux -S $W/tmux.sock -f /dev/null new-session -d 'sleep 4244'; echo hi" >"$W/d.out" 2>&1
+EV="rc=$? $(summary "$W/d.json") stop_confirmed=$(r "$W/d.json" 'r["stop_confirmed"]')"
+check "run of a daemonizing command: stop confirmed" [ "$(r "$W/d.json" 'r["stop_confirmed"]')" = True ]
+check "run of a daemonizing command: cgroup containment, not the fallback" [ "$(r "$W/d.json" 'r["mechanism"]')" = cgroup ]
+EV=$(pgrep -a -u "$U" -f 'sleep 424[234]' | tr '\n' ' ')
+check "run of a daemonizing command: nothing left" [ -z "$EV" ]
+EV=; cgcheck "run of a daemonizing command"
+
+# A tmux session started from a transient unit that then ends.
+if [ "$U" = 0 ]; then SR=(systemd-run); else SR=(systemd-run --user); fi
+timeout 120 "${SR[@]}" --pipe --wait --quiet -- tether start --name e2e-tmux --owner none --profile tmux --until empty \
+  -- tmux new-session -d 'sleep 4245' >"$W/s.out" 2>&1
+echo "  [$C] start in a transient unit (${SR[*]} --pipe --wait): rc=$? $(tr '\n' ' ' <"$W/s.out")"
+sleep 2
+EV=$(tether ls --all 2>&1 | grep -w e2e-tmux)
+check "start from a transient unit: tether ls shows the session after the unit ended" \
+  sh -c "tether ls 2>/dev/null | grep -w e2e-tmux | grep -qw running"
+EV=$(tether status e2e-tmux 2>&1 | grep -E '^(state|stopped|reason)' | tr '\n' ' ')
+check "start from a transient unit: tmux survived the unit's end" sh -c "pgrep -u $U -f '[s]leep 4245' >/dev/null"
+timeout 120 tether stop --json e2e-tmux >"$W/stop.json" 2>"$W/stop.err"; rc=$?
+EV="rc=$rc $(tr '\n' ' ' <"$W/stop.err")"
+check "tether stop of the session: exit 0" [ $rc = 0 ]
+sleep 1
+EV=$(pgrep -a -u "$U" -f 'sleep 4245|tmux' | tr '\n' ' ')
+check "tether stop of the session: nothing left" [ -z "$EV" ]
+EV=; cgcheck "start/stop of a session"
+
+timeout 60 tether doctor --json >"$W/doctor.json" 2>"$W/doctor.err"; rc=$?
+EV="rc=$rc $(tr '\n' ' ' <"$W/doctor.err" | cut -c1-300)"
+check "tether doctor --json runs and prints JSON" sh -c "[ $rc = 0 ] && python3 -m json.tool '$W/doctor.json' >/dev/null"
+echo "  [$C] doctor: $(r "$W/doctor.json" '{k: r.get(k) for k in ("mechanism", "full_containment", "systemd", "advice")}')"
+
+rm -rf "$W"
+exit $fails
