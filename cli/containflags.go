@@ -55,7 +55,10 @@ func (f *containFlags) prepare(e *env, mech receipt.Mechanism, limits, ownScope 
 		Limits: limits, OwnScope: ownScope,
 		Scope: delegate.Options{PartOf: !ownScope, Description: "tether: " + strings.Join(argv, " ")},
 	})
-	if err == nil && h.Note != "" {
+	switch {
+	case err != nil:
+		e.warnf("no delegated cgroup: %v", err)
+	case h.Note != "":
 		e.warnf("%s", h.Note)
 	}
 }

@@ -30,7 +30,7 @@ func TestSessionOutlivesCallerUnit(t *testing.T) {
 		t.Skipf("systemd-run not installed: %v", err)
 	}
 	cmd, _, _ := tetherCmd(t, "start", "--name", "outlive", "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
-	args := []string{"--pipe", "--wait", "--quiet", "--expand-environment=no"}
+	args := []string{"--pipe", "--wait", "--quiet"}
 	for _, kv := range append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg) {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "TETHER_") || k == "XDG_RUNTIME_DIR" || k == "PATH" {
 			args = append(args, "--setenv="+kv)

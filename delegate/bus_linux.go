@@ -31,37 +31,63 @@ const (
 // dial connects to manager m: to its private socket where we may use it
 // (no bus daemon needed, no Hello round trip, and systemd sends every
 // signal to direct connections), else to the system bus.
+//
+// The connection lives until close, not until ctx ends (godbus closes a
+// connection whose context is done, and one connection serves several
+// calls, each bounded by its own context); ctx bounds only the dial and
+// the authentication.
 func dial(ctx context.Context, m Manager) (*bus, error) {
-	var c *dbus.Conn
-	var err error
+	type result struct {
+		c   *dbus.Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := connect(m)
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return &bus{conn: r.c, mgr: r.c.Object(sdDest, sdPath)}, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// connect opens and authenticates a connection to manager m.
+func connect(m Manager) (*dbus.Conn, error) {
 	switch {
 	case m == ManagerUser:
 		sock := userSocket()
 		if _, err := os.Stat(sock); err != nil {
 			return nil, fmt.Errorf("no user manager for uid %d: %w (log in, or enable lingering: loginctl enable-linger)", os.Getuid(), err)
 		}
-		c, err = dialPrivate(ctx, sock)
+		return dialPrivate(sock)
 	case os.Geteuid() == 0:
-		c, err = dialPrivate(ctx, "/run/systemd/private")
-	default:
-		c, err = dbus.SystemBusPrivate(dbus.WithContext(ctx))
-		if err == nil {
-			if err = auth(c); err == nil {
-				err = c.Hello()
-			}
-			if err != nil {
-				c.Close()
-			}
+		return dialPrivate("/run/systemd/private")
+	}
+	c, err := dbus.SystemBusPrivate()
+	if err == nil {
+		if err = auth(c); err == nil {
+			err = c.Hello()
+		}
+		if err != nil {
+			c.Close()
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &bus{conn: c, mgr: c.Object(sdDest, sdPath)}, nil
+	return c, err
 }
 
-func dialPrivate(ctx context.Context, sock string) (*dbus.Conn, error) {
-	c, err := dbus.Dial("unix:path="+sock, dbus.WithContext(ctx))
+func dialPrivate(sock string) (*dbus.Conn, error) {
+	c, err := dbus.Dial("unix:path=" + sock)
 	if err != nil {
 		return nil, err
 	}
