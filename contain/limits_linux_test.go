@@ -119,8 +119,12 @@ func TestCPULimitHalvesACore(t *testing.T) {
 	u1, t1 := usage()
 	share := float64(u1-u0) / float64(t1.Sub(t0))
 	t.Logf("CPU share under --cpus 0.5: %.2f", share)
-	if share < 0.3 || share > 0.7 {
-		t.Errorf("CPU share = %.2f of one core, want about 0.5 (0.3–0.7)", share)
+	// The limit is a cap: the share must not exceed it (with slack for
+	// one period at the window's edges). A lower bound would measure the
+	// machine's load, not tether: on a busy 2-core host the loop got 0.22.
+	// That the cap bit is shown by the throttled periods below.
+	if share > 0.7 {
+		t.Errorf("CPU share = %.2f of one core, want at most 0.5 (≤ 0.7 with slack)", share)
 	}
 	c.Kill()
 	c.Wait()
