@@ -39,7 +39,9 @@ func TestStopEndsAfterGraceWhenMembersObeyTERM(t *testing.T) {
 	for _, mech := range mechanisms(t) {
 		t.Run(string(mech), func(t *testing.T) {
 			dir := t.TempDir()
-			c := Command("sh", "-c", `setsid sleep 1000 & (sleep 1000 &); touch "$D/ready"; sleep 1000`)
+			// Every member is forked before "ready": a sleep forked after
+			// the TERM pass would be missed by it (seen once in the VM).
+			c := Command("sh", "-c", `setsid sleep 1000 & (sleep 1000 &); sleep 1000 & touch "$D/ready"; wait`)
 			c.Env = append(os.Environ(), "D="+dir)
 			c.Mechanism = mech
 			c.Grace = time.Minute
