@@ -1,8 +1,10 @@
 package contain
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tether-run/tether/internal/oldkernel"
 	"github.com/tether-run/tether/internal/stop"
@@ -62,5 +64,29 @@ func TestOldKernelPaths(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestOldKernelReapsZombieMembers: without PIDFD_GET_INFO (before 6.13) a
+// member that died of the SIGTERM is still reaped by tether as an orphan:
+// the zombie is told by its full identity, which the orphan sweep reads
+// (it used to see only the pid, and left such zombies to init; seen on
+// 6.12 and 6.1 in the VM matrix).
+func TestOldKernelReapsZombieMembers(t *testing.T) {
+	if !slices.Contains(mechanisms(t), receipt.MechanismCgroup) {
+		t.Skip("no writable cgroup v2 parent")
+	}
+	defer oldkernel.Force(true, false)()
+	for i := 0; i < 5; i++ {
+		c := Command("sh", "-c", "setsid sleep 1000 & exit 0")
+		c.Mechanism = receipt.MechanismCgroup
+		c.Grace = 5 * time.Second
+		if err := c.Run(); err != nil {
+			t.Fatalf("Run() error = %v", err)
+		}
+		r := c.Receipt()
+		if !r.StopConfirmed || r.Evidence.Reaped != 1 || r.Evidence.KillUsed {
+			t.Fatalf("run %d: confirmed %t, reaped %d, kill used %t; want the daemon reaped by tether after SIGTERM\nsteps: %+v", i, r.StopConfirmed, r.Evidence.Reaped, r.Evidence.KillUsed, r.Stop.Steps)
+		}
 	}
 }

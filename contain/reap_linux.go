@@ -48,6 +48,13 @@ func orphanHandles(member func(*identity.Handle) bool) []*identity.Handle {
 		if err != nil {
 			continue
 		}
+		// The full token (start time, pidfs inode) is needed to tell a
+		// zombie member by its identity where the kernel cannot report a
+		// zombie's cgroup through its pidfd (before 6.13).
+		if err := h.Identify(); err != nil {
+			h.Close()
+			continue
+		}
 		if member(h) {
 			hs = append(hs, h)
 		} else {
