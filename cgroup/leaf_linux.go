@@ -143,9 +143,24 @@ func (l *Leaf) Procs() ([]int, error) {
 	return ParsePids(b)
 }
 
-// Events reads cgroup.events.
+// removed reports whether err from cgroup.events, read or opened through
+// the held directory fd, says the cgroup itself is gone: every live
+// cgroup v2 directory has the file; a removed one fails with ENODEV (an
+// fd opened before) or ENOENT (an open after).
+func removed(err error) bool {
+	return errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENOENT)
+}
+
+// Events reads cgroup.events. A leaf that someone else removed reads as
+// empty: a cgroup can be removed only once it has no process and no child,
+// and under systemd the manager removes a delegated scope's whole tree,
+// our leaf included, the moment the scope empties (systemd 252 does it
+// while a stop is still waiting).
 func (l *Leaf) Events() (Events, error) {
 	b, err := l.read("cgroup.events")
+	if removed(err) {
+		return Events{}, nil
+	}
 	if err != nil {
 		return Events{}, err
 	}
@@ -198,6 +213,9 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 	if err == ErrClosed {
 		return false, err
 	}
+	if removed(err) {
+		return true, nil
+	}
 	if err != nil {
 		return false, &os.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -208,6 +226,9 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 	for {
 		// Each read re-arms the poll notification.
 		n, err := unix.Pread(fd, buf, 0)
+		if removed(err) {
+			return true, nil // removed, so empty (see Events)
+		}
 		if err != nil {
 			return false, &os.PathError{Op: "read", Path: path, Err: err}
 		}

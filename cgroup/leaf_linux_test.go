@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/internal/leakcheck"
 )
 
@@ -196,5 +198,25 @@ func TestMountAndSelf(t *testing.T) {
 	self, err := Self(0)
 	if err != nil || self == "" || self[0] != '/' {
 		t.Errorf("Self(0) = %q, %v", self, err)
+	}
+}
+
+// TestLeafRemovedByOthers: a leaf removed under us (systemd removes an
+// emptied scope's tree, leaves included) reads as empty through its held
+// fd, and Remove succeeds, instead of the stop failing on ENODEV (seen
+// with systemd 252).
+func TestLeafRemovedByOthers(t *testing.T) {
+	l := newLeaf(t)
+	if err := unix.Rmdir(l.Path); err != nil {
+		t.Fatalf("rmdir %s: %v", l.Path, err)
+	}
+	if ev, err := l.Events(); err != nil || ev.Populated {
+		t.Errorf("Events() = %+v, %v; want not populated", ev, err)
+	}
+	if empty, err := l.WaitEmpty(time.Second); !empty || err != nil {
+		t.Errorf("WaitEmpty() = %t, %v; want true", empty, err)
+	}
+	if err := l.Remove(); err != nil {
+		t.Errorf("Remove() = %v, want nil: it is gone", err)
 	}
 }
