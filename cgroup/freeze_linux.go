@@ -1,12 +1,6 @@
 package cgroup
 
-import (
-	"os"
-	"path/filepath"
-	"time"
-
-	"golang.org/x/sys/unix"
-)
+import "time"
 
 // HasKill reports whether the leaf has cgroup.kill (Linux 5.14+). Without
 // it a group is killed by freezing it and signalling each member.
@@ -34,46 +28,9 @@ func (l *Leaf) FreezeRequested() (bool, error) {
 }
 
 // WaitFrozen waits up to d for cgroup.events to say "frozen 1" and reports
-// whether it did. An empty leaf is frozen at once.
+// whether it did. An empty leaf is frozen at once. Notifications are
+// rate-limited like those of populated (see WaitEmpty), so it re-reads at
+// least every 2 ms instead of trusting POLLPRI.
 func (l *Leaf) WaitFrozen(d time.Duration) (bool, error) {
-	path := filepath.Join(l.Path, "cgroup.events")
-	// The wait polls an fd of its own, so Close need not wait for it.
-	l.mu.RLock()
-	fd, err := -1, ErrClosed
-	if l.dirfd >= 0 {
-		fd, err = unix.Openat(l.dirfd, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	}
-	l.mu.RUnlock()
-	if err == ErrClosed {
-		return false, err
-	}
-	if err != nil {
-		return false, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	deadline := time.Now().Add(d)
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Pread(fd, buf, 0)
-		if err != nil {
-			return false, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		ev, err := ParseEvents(buf[:n])
-		if err != nil {
-			return false, err
-		}
-		if ev.Frozen {
-			return true, nil
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false, nil
-		}
-		// Notifications are rate-limited like those of populated (see
-		// WaitEmpty): poll in short slices instead of trusting POLLPRI.
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
-		if _, err := unix.Poll(fds, int(min(left, 2*time.Millisecond)/time.Millisecond)+1); err != nil && err != unix.EINTR {
-			return false, os.NewSyscallError("poll", err)
-		}
-	}
+	return l.waitEvents(d, func(e Events) bool { return e.Frozen }, func(time.Duration) time.Duration { return 2 * time.Millisecond })
 }

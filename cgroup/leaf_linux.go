@@ -200,10 +200,26 @@ const notifyDelay = 15 * time.Millisecond
 
 // WaitEmpty waits up to d for cgroup.events to say "populated 0" and reports
 // whether it did. It sleeps in poll(2): kernfs wakes pollers of
-// cgroup.events with POLLPRI when the file changes.
+// cgroup.events with POLLPRI when the file changes. The kernel rate-limits
+// those notifications (one per ~10 ms per cgroup; a later change is
+// delayed by a timer), so early in a wait, right after the change that
+// started it, it polls in 1 ms slices and re-reads rather than sleep
+// through the delay.
 func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
+	return l.waitEvents(d, func(e Events) bool { return !e.Populated }, func(elapsed time.Duration) time.Duration {
+		if elapsed < notifyDelay {
+			return time.Millisecond
+		}
+		return d
+	})
+}
+
+// waitEvents waits up to d until cond holds for cgroup.events and reports
+// whether it did, re-reading the file after each POLLPRI wake-up and at
+// least every slice(elapsed). It polls an fd of its own, so Close need not
+// wait for it. A leaf removed under us is judged once, as empty Events.
+func (l *Leaf) waitEvents(d time.Duration, cond func(Events) bool, slice func(time.Duration) time.Duration) (bool, error) {
 	path := filepath.Join(l.Path, "cgroup.events")
-	// The wait polls an fd of its own, so Close need not wait for it.
 	l.mu.RLock()
 	fd, err := -1, ErrClosed
 	if l.dirfd >= 0 {
@@ -214,7 +230,7 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 		return false, err
 	}
 	if removed(err) {
-		return true, nil
+		return cond(Events{}), nil
 	}
 	if err != nil {
 		return false, &os.PathError{Op: "open", Path: path, Err: err}
@@ -227,7 +243,7 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 		// Each read re-arms the poll notification.
 		n, err := unix.Pread(fd, buf, 0)
 		if removed(err) {
-			return true, nil // removed, so empty (see Events)
+			return cond(Events{}), nil
 		}
 		if err != nil {
 			return false, &os.PathError{Op: "read", Path: path, Err: err}
@@ -236,20 +252,14 @@ func (l *Leaf) WaitEmpty(d time.Duration) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if !ev.Populated {
+		if cond(ev) {
 			return true, nil
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return false, nil
 		}
-		// The kernel rate-limits cgroup.events notifications (one per
-		// ~10 ms per cgroup; a later change is delayed by a timer), so
-		// early in a wait, right after the change that started it, poll
-		// in 1 ms slices and re-read rather than sleep through the delay.
-		if time.Since(start) < notifyDelay {
-			left = min(left, time.Millisecond)
-		}
+		left = min(left, slice(time.Since(start)))
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
 		ms := int((left + time.Millisecond - 1) / time.Millisecond)
 		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
