@@ -265,6 +265,13 @@ func TestSessionSupervisorKilled(t *testing.T) {
 	cgroupParent(t)
 	xdg := stateEnv(t)
 	name := mustStart(t, xdg, nil, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+	// Both sleeps exist before the supervisor dies: its death takes sh
+	// (parent-death signal), and a sleep not yet forked never would be.
+	for deadline := time.Now().Add(10 * time.Second); statusOf(t, xdg, name).Procs < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never had its 3 processes: %+v", statusOf(t, xdg, name))
+		}
+	}
 	killSupervisor(t, xdg, name)
 	s := statusOf(t, xdg, name)
 	if s.State != "unsupervised" || s.Procs < 2 {
