@@ -323,6 +323,18 @@ func (f *faultEnv) killSupervisor(name string) {
 	}
 }
 
+// sleepers counts the test's live "sleep 1000" processes: the daemons a
+// workload forks, which tests wait for before they break something.
+func (f *faultEnv) sleepers() int {
+	n := 0
+	for _, argv := range f.survivors() {
+		if argv == "sleep 1000" {
+			n++
+		}
+	}
+	return n
+}
+
 // faultAction returns the action of rep for the record name, or nil.
 func faultAction(rep *reap.Report, name string) *reap.Action {
 	for i := range rep.Actions {

@@ -41,16 +41,7 @@ func TestFaultOldKernel(t *testing.T) {
 			// process, which die first: otherwise nothing may outlive the
 			// supervisor (and under systemd its emptied scope, leaf and
 			// all, is gone before reap looks).
-			sleepers := func() int {
-				n := 0
-				for _, argv := range f.survivors() {
-					if argv == "sleep 1000" {
-						n++
-					}
-				}
-				return n
-			}
-			for deadline := time.Now().Add(faultPatience); sleepers() < 2; time.Sleep(10 * time.Millisecond) {
+			for deadline := time.Now().Add(faultPatience); f.sleepers() < 2; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the session has no daemon: %v", f.survivors())
 				}
