@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // plantReceiptLink puts a symlink where the session's receipt will be
@@ -58,11 +57,7 @@ func TestReceiptsAreReplaced(t *testing.T) {
 		// parent-death signal), so the leaf is still there for reap to
 		// stop, also under systemd, where an emptied scope would vanish.
 		name := mustStart(t, xdg, nil, "--name", "atomic", "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
-		for deadline := time.Now().Add(10 * time.Second); statusOf(t, xdg, name).Procs < 3; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the session never had its 3 processes: %+v", statusOf(t, xdg, name))
-			}
-		}
+		awaitProcs(t, xdg, name, 3)
 		killSupervisor(t, xdg, name)
 		victim := plantReceiptLink(t, xdg, name)
 		if code, _, stderr := tetherIn(t, xdg, nil, "reap"); code != 0 {

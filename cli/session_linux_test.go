@@ -267,11 +267,7 @@ func TestSessionSupervisorKilled(t *testing.T) {
 	name := mustStart(t, xdg, nil, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
 	// Both sleeps exist before the supervisor dies: its death takes sh
 	// (parent-death signal), and a sleep not yet forked never would be.
-	for deadline := time.Now().Add(10 * time.Second); statusOf(t, xdg, name).Procs < 3; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the session never had its 3 processes: %+v", statusOf(t, xdg, name))
-		}
-	}
+	awaitProcs(t, xdg, name, 3)
 	killSupervisor(t, xdg, name)
 	s := statusOf(t, xdg, name)
 	if s.State != "unsupervised" || s.Procs < 2 {
@@ -291,6 +287,17 @@ func TestSessionSupervisorKilled(t *testing.T) {
 		t.Errorf("Reclaim = %v", err)
 	}
 	assertNoSurvivors(t)
+}
+
+// awaitProcs waits until session name has n processes in its leaf: a test
+// that kills the supervisor first must not race the workload's forks.
+func awaitProcs(t *testing.T, xdg, name string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); statusOf(t, xdg, name).Procs < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s never had its %d processes: %+v", name, n, statusOf(t, xdg, name))
+		}
+	}
 }
 
 // killSupervisor SIGKILLs a session's supervisor through a verified pidfd.
