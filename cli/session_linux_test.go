@@ -412,3 +412,45 @@ func TestSessionBadInput(t *testing.T) {
 }
 
 func needRootOK() bool { return os.Getuid() == 0 }
+
+// TestSessionOutlivesThrowawayShell: the agent-harness pattern. A tool
+// call runs `sh -c 'tether start ...'` and the shell exits at once; the
+// default owner (none outside a session) keeps the session running, and
+// tether start says on stderr what owns it and how it ends.
+func TestSessionOutlivesThrowawayShell(t *testing.T) {
+	xdg := stateEnv(t)
+	exe, _ := os.Executable()
+	sh, _, stderr := tetherCmd(t)
+	sh.Path, sh.Args = "/bin/sh", []string{"sh", "-c", `"$TETHER_EXE" start --name tool -- sleep 1000`}
+	sh.Env = append(withoutEnv(sh.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg, "TETHER_EXE="+exe)
+	if code := wait(t, sh); code != 0 {
+		t.Fatalf("sh -c 'tether start' = %d: %s", code, stderr)
+	}
+	if want := `tether: started session "tool" (no owner; ends when its main process exits, or by tether stop tool)`; strings.TrimSpace(stderr.String()) != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
+	}
+	// An owner bound to the shell would have stopped the session within
+	// milliseconds of its exit (TestSessionOwnerDeath).
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if s := statusOf(t, xdg, "tool"); s.State != registry.StateRunning || s.Owner != "none" {
+			t.Fatalf("after the shell exited: state %s owner %q, want running with owner none", s.State, s.Owner)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// --owner parent binds the shell, and its exit stops the session.
+	sh2, _, stderr2 := tetherCmd(t)
+	sh2.Path, sh2.Args = "/bin/sh", []string{"sh", "-c", `"$TETHER_EXE" start --owner parent --name bound -- sleep 1000; sleep 0.2`}
+	sh2.Env = sh.Env
+	if code := wait(t, sh2); code != 0 {
+		t.Fatalf("sh -c 'tether start --owner parent' = %d: %s", code, stderr2)
+	}
+	if !strings.Contains(stderr2.String(), "(the parent of tether start), whose exit stops it") {
+		t.Errorf("stderr = %q, want the parent named as owner", stderr2)
+	}
+	if s, _ := awaitState(t, xdg, "bound", registry.StateStopped); s.StopReason != "owner-exit" {
+		t.Errorf("bound session stop_reason = %q, want owner-exit", s.StopReason)
+	}
+	tetherIn(t, xdg, nil, "stop", "tool")
+	assertNoSurvivors(t)
+}

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
@@ -19,6 +22,7 @@ type startFlags struct {
 	max                         int
 	containFlags
 	json   bool
+	quiet  bool
 	noReap bool
 	limitFlags
 }
@@ -41,9 +45,16 @@ PWTEST_DAEMON_SESSION_DIR, to the session's own dirs.
 
 Owner (--owner): a PID, "parent" (the process that ran tether start),
 "session:NAME" (stopping that session stops this one), or "none". The
-default is the session whose cgroup the caller runs in, else "parent".
+default is the session whose cgroup the caller runs in, else none: the
+session then runs until it ends by itself, --ttl expires, or tether stop
+(as with systemd-run, tmux or docker). An agent harness that runs each
+tool call in a throwaway sh -c keeps its sessions this way; to have them
+stopped when the agent dies, run the agent itself in a session (tether
+start --name agent -- agent...): what it starts belongs to it by cgroup
+membership, and stopping it stops them.
 
-Prints the session's name. Exit status: 0 when the session runs; 125, 126
+Prints the session's name on stdout and, on stderr (unless -q), what owns
+it and how it will end. Exit status: 0 when the session runs; 125, 126
 or 127 as for tether run when it could not start; 1 for other failures; 2
 for usage errors.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
@@ -69,6 +80,7 @@ for usage errors.`,
 	fl.IntVar(&f.max, "max", 0, "with --pool: refuse when N live sessions of the pool exist (dead ones are reclaimed first)")
 	f.containFlags.register(fl, "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
 	fl.BoolVar(&f.json, "json", false, "print the session's record as JSON")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not say on stderr what owns the session and how it ends")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
 	return cmd
@@ -113,11 +125,57 @@ func runStart(e *env, f *startFlags, args []string) error {
 		}
 		return exit(ExitFailure, err)
 	}
+	if !f.quiet {
+		e.warnf("started session %q (%s)", rec.Name, lifetime(rec))
+	}
 	if f.json {
 		return printJSON(e, session.StatusOf(rec))
 	}
 	fmt.Fprintln(e.stdout, rec.Name)
 	return nil
+}
+
+// lifetime says what owns a session and what will end it, for a person
+// who may not know that the default owner is none.
+func lifetime(rec *registry.Record) string {
+	var owner string
+	switch {
+	case rec.Owner == "none":
+		owner = "no owner"
+	case strings.HasPrefix(rec.Owner, "session:"):
+		owner = fmt.Sprintf("owner: session %q, whose stop stops it", strings.TrimPrefix(rec.Owner, "session:"))
+	default:
+		pid := rec.Owner
+		if t, err := identity.Parse(rec.OwnerToken); err == nil {
+			pid = strconv.Itoa(t.PID)
+		}
+		owner = "owner: pid " + pid
+		if comm := processName(pid); comm != "" {
+			owner += " " + comm
+		}
+		if rec.Owner == "parent" {
+			owner += " (the parent of tether start)"
+		}
+		owner += ", whose exit stops it"
+	}
+	ends := "ends when its main process exits"
+	if rec.Until == session.UntilEmpty {
+		ends = "ends when its last process exits"
+	}
+	ends += ", or by tether stop " + rec.Name
+	if !rec.ExpiresAt.IsZero() {
+		ends += fmt.Sprintf(", or at %s (--ttl)", rec.ExpiresAt.Local().Format(time.TimeOnly))
+	}
+	return owner + "; " + ends
+}
+
+// processName is the command name of pid (from /proc), or "".
+func processName(pid string) string {
+	b, err := os.ReadFile("/proc/" + pid + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // supervise is the hidden command the supervisor runs as.

@@ -83,7 +83,7 @@ type Options struct {
 	Dir  string   // working directory (empty: the caller's)
 
 	// Owner is PID, "parent", "session:NAME" or "none". Empty means the
-	// session whose leaf the caller runs in, else "parent".
+	// session whose leaf the caller runs in, else "none".
 	Owner   string
 	Profile string // "", "tmux" or "playwright"
 	Until   string // UntilMainExit (default) or UntilEmpty

@@ -273,12 +273,17 @@ const maxSocketPath = 107
 
 // resolveOwner turns an owner spec into (spec, token). The token names the
 // process whose death stops the session.
+//
+// The default is the enclosing session, else none: the process that ran
+// tether start is, in every agent harness and in `sh -c`, a throwaway
+// shell whose exit would stop the session at once (systemd-run, tmux and
+// docker bind no owner either). "parent" is there for who wants it.
 func resolveOwner(reg *registry.Registry, spec string) (string, string, error) {
 	if spec == "" {
 		if name, ok := enclosingSession(reg); ok {
 			spec = "session:" + name
 		} else {
-			spec = "parent"
+			spec = "none"
 		}
 	}
 	switch {
