@@ -85,7 +85,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// Flag and argument errors from cobra itself.
 	e.warnf("%v", err)
-	if cmd, _, ferr := root.Find(args); ferr == nil && cmd.Name() == "run" {
+	if cmd, _, ferr := root.Find(args); ferr == nil && (cmd.Name() == "run" || cmd.Name() == "exec") {
 		return ExitTether
 	}
 	return ExitUsage
@@ -113,6 +113,7 @@ prove. tether doctor explains what this host offers.`,
 	root.SetIn(e.stdin)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e), newSuperviseCmd(e))
+	root.AddCommand(newExecCmd(e), newEnvCmd(e))
 	root.AddCommand(newDoctorCmd(e))
 	return root
 }

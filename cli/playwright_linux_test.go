@@ -89,8 +89,13 @@ func TestSessionPlaywright(t *testing.T) {
 	}
 	os.RemoveAll(scratch)
 	time.Sleep(2500 * time.Millisecond) // the daemon checks its socket every second
-	if got = list(); !strings.Contains(got, "status: open") {
-		t.Errorf("after deleting the caller's TMPDIR, playwright-cli list = %q, want the browser still open", got)
+	// Reached through tether exec, with no hand-built environment: the
+	// caller's TMPDIR is gone and it knows nothing of PWTEST_*.
+	ex, exOut, exErr := tetherCmd(t, "exec", "pw", "--", pw, "list")
+	ex.Env = append(withoutEnv(ex.Env, "XDG_RUNTIME_DIR", "TMPDIR", "HOME"), "XDG_RUNTIME_DIR="+xdg, "TMPDIR="+scratch, "HOME="+base, "NO_UPDATE_NOTIFIER=1")
+	ex.Dir = ws
+	if code := wait(t, ex); code != 0 || !strings.Contains(exOut.String(), "status: open") {
+		t.Errorf("after deleting the caller's TMPDIR, tether exec pw -- playwright-cli list = %d, %q (%s), want the browser still open", code, exOut, exErr)
 	}
 	s = statusOf(t, xdg, "pw")
 	if s.Procs < 3 {

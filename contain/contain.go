@@ -55,6 +55,10 @@ var (
 	// the cgroup mechanism was required or a parent was given; in auto
 	// mode the fallback is used instead. Nothing was started.
 	ErrNoCloneIntoCgroup = errors.New("contain: the kernel cannot start a process into a cgroup (clone3 CLONE_INTO_CGROUP needs Linux 5.7)")
+	// ErrNoJoin is returned by Join when the group cannot take another
+	// member: it has no leaf (the fallback mechanism holds only the
+	// descendants of its main process), or its stop has begun.
+	ErrNoJoin = errors.New("contain: cannot join the group")
 )
 
 // Stop reasons recorded in the receipt.

@@ -38,6 +38,9 @@ var (
 	// supervisor ended (deadline, or the caller gave up) before the stop:
 	// the supervisor goes on with it, and `tether wait` can follow it.
 	ErrStillStopping = errors.New("session: still stopping")
+	// ErrEnded is returned by Exec when the session has ended: nothing is
+	// left to run a command beside.
+	ErrEnded = errors.New("session: ended")
 )
 
 // Until policies: when a session ends by itself.

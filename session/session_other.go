@@ -93,3 +93,8 @@ func StatusOfAll(recs []*registry.Record) []Status {
 	}
 	return out
 }
+
+// Exec is not implemented on this system.
+func Exec(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+	return receipt.Exit{Code: 125, MainStatus: -1}, errors.ErrUnsupported
+}

@@ -225,22 +225,15 @@ func generateName(cmd string) string {
 // set to the session's own paths (overriding what the caller passed), and
 // checks the socket paths they imply against AF_UNIX's limit.
 func sessionEnv(o Options, rt string) ([]string, error) {
-	own := map[string]string{
-		"TETHER_SESSION":     o.Name,
-		"TETHER_SESSION_DIR": rt,
-		"TMPDIR":             filepath.Join(rt, "tmp"),
-	}
+	own := ownEnv(o.Name, rt, o.Profile)
 	sock := filepath.Join(rt, "sock")
 	var sockets []string
 	switch o.Profile {
 	case "tmux":
-		own["TMUX_TMPDIR"] = sock
 		// tmux listens on $TMUX_TMPDIR/tmux-UID/default.
 		sockets = append(sockets, filepath.Join(sock, "tmux-"+strconv.Itoa(os.Getuid()), "default"))
 	case "playwright":
-		own["PWTEST_SOCKETS_DIR"] = sock
-		own["PWTEST_DAEMON_SESSION_DIR"] = filepath.Join(rt, "pw")
-		if err := os.Mkdir(filepath.Join(rt, "pw"), 0o700); err != nil {
+		if err := os.Mkdir(own["PWTEST_DAEMON_SESSION_DIR"], 0o700); err != nil {
 			return nil, err
 		}
 		// Playwright refuses a sockets dir over 75 bytes: it appends

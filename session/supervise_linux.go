@@ -125,6 +125,12 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		c.Wait()
 		return fail(w, report, err, 125, c.Receipt().StopConfirmed)
 	}
+	// Listening before the report: tether exec works once start returns.
+	// A session without it still runs; exec then says it takes no requests.
+	xs, err := serveExec(c, rec.RuntimeDir)
+	if err != nil {
+		w.update(func(rec *registry.Record) { rec.Error = "tether exec unavailable: " + err.Error() })
+	}
 	report(Ready{OK: true})
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
@@ -132,6 +138,9 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	wt := &watcher{c: c, rt: rec.RuntimeDir, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
 	go wt.watch(owner, sigs)
 	waitErr := c.Wait()
+	if xs != nil {
+		xs.close() // exec clients hear how their commands ended
+	}
 	close(wt.done) // before the deferred owner.Close: the owner's waiter ends first
 	close(stopLoss)
 	<-lossDone

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/session"
+)
+
+func newEnvCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "env NAME [--json]",
+		Short: "Print a session's environment as export lines for eval",
+		Long: `Print the variables tether set in session NAME's environment — TETHER_SESSION,
+TETHER_SESSION_DIR, TMPDIR, and its profile's (TMUX_TMPDIR for tmux;
+PWTEST_SOCKETS_DIR and PWTEST_DAEMON_SESSION_DIR for playwright) — as
+shell export lines, so that a shell reaches the session's daemons through
+their sockets: eval "$(tether env NAME)". With --json, one JSON object of
+name to value.
+
+What runs after the eval runs beside the session, not in it: what it
+starts is not the session's. tether exec runs a command in the session.
+A session that has ended is refused (exit 1): its dirs are gone.`,
+		Example: `  eval "$(tether env work)" && tmux ls
+  tether env web --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := openRegistry(e)
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			rec, err := reg.Read(args[0])
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			if !rec.Live() {
+				return exit(ExitFailure, fmt.Errorf("session %q has ended (%s): its environment is gone", rec.Name, rec.State))
+			}
+			vars := session.Env(rec)
+			if asJSON {
+				m := map[string]string{}
+				for _, kv := range vars {
+					k, v, _ := strings.Cut(kv, "=")
+					m[k] = v
+				}
+				return printJSON(e, m)
+			}
+			for _, kv := range vars {
+				k, v, _ := strings.Cut(kv, "=")
+				fmt.Fprintf(e.stdout, "export %s=%s\n", k, shellQuote(v))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell: in single quotes, with each
+// single quote written as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
