@@ -3,6 +3,8 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,9 +18,12 @@ func newLsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ls [--json] [--all]",
 		Short: "List this user's sessions",
-		Long: `List sessions: name, state (starting, running, unsupervised, stopped,
-failed), owner and whether it is alive, age, process count, memory and CPU
-read from the session's leaf, and the containment mechanism.
+		Long: `List sessions: name, state (starting, running, stopping, unsupervised; for
+ended ones how and when they ended, "exited (3) 5s ago"), the main
+process's pid, owner and whether it is alive, age, process count, memory
+(the leaf's memory.current, else the v1 memory leaf of a session with
+limits, else the members' summed PSS: --json says which), CPU, the
+containment mechanism, and the command.
 
 Run from inside a session, it shows that session and the sessions it owns;
 --all shows every session of this user, stopped ones included.`,
@@ -75,7 +80,7 @@ func printTable(e *env, ss []session.Status) {
 	buf := bufio.NewWriter(e.stdout)
 	defer buf.Flush()
 	w := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tSTATE\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH")
+	fmt.Fprintln(w, "NAME\tSTATE\tPID\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH\tCOMMAND")
 	for _, s := range ss {
 		owner := s.Owner
 		if s.OwnerAlive != nil {
@@ -85,14 +90,72 @@ func printTable(e *env, ss []session.Status) {
 				owner += " (dead)"
 			}
 		}
-		mem := "-"
+		mem, pid, procs, cpu := "-", "-", "-", "-"
 		if s.MemoryBytes >= 0 {
 			mem = humanBytes(s.MemoryBytes)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%.1fs\t%s\n", s.Name, s.State, owner,
-			(time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second), s.Procs, mem, float64(s.CPUUsec)/1e6, s.Mechanism)
+		if s.MainPID > 0 {
+			pid = strconv.Itoa(s.MainPID)
+		}
+		if s.Live() {
+			procs, cpu = strconv.Itoa(s.Procs), fmt.Sprintf("%.1fs", float64(s.CPUUsec)/1e6)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, stateText(s), pid, owner,
+			short(time.Duration(s.AgeMS)*time.Millisecond), procs, mem, cpu, s.Mechanism, commandText(s.Argv, 48))
 	}
 	w.Flush()
+}
+
+// stateText is the state, and for an ended session how and when it
+// ended, as docker ps -a says "Exited (3) 5 seconds ago": "exited (3) 5s
+// ago" when the main process's exit ended it, "stopped (ttl, 143) 2m ago"
+// when something else did.
+func stateText(s session.Status) string {
+	if s.Live() || s.EndedAt.IsZero() {
+		return s.State
+	}
+	ago := " " + short(time.Since(s.EndedAt)) + " ago"
+	code := "?"
+	if s.Exit != nil {
+		code = strconv.Itoa(s.Exit.Code)
+	}
+	switch {
+	case s.State == registry.StateFailed:
+		return "failed (" + code + ")" + ago
+	case s.StopReason == "main-exit" || s.StopReason == "empty":
+		return "exited (" + code + ")" + ago
+	case s.StopReason != "":
+		return "stopped (" + s.StopReason + ", " + code + ")" + ago
+	}
+	return s.State + ago
+}
+
+// short renders d in its largest whole unit: 42s, 5m, 3h, 2d.
+func short(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + "h"
+	}
+	return strconv.Itoa(int(d.Hours()/24)) + "d"
+}
+
+// commandText joins argv for a table cell, on one line, cut to max runes.
+func commandText(argv []string, max int) string {
+	s := strings.Join(argv, " ")
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
 }
 
 func humanBytes(n int64) string {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,8 +14,15 @@ func newStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status NAME [--json]",
-		Short: "Show one session",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show one session: its state, processes and how it ended",
+		Long: `Show one session, as systemctl status shows a unit: its state, command,
+owner, main pid, age, containment, resources, runtime dir (or that it was
+removed), its processes as a tree, and for an ended session how it ended
+and where its receipt is. --json prints the same as one JSON document
+(schema in README: the record's fields, then what is true now).`,
+		Example: `  tether status web
+  tether status web --json | jq .processes`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
 			if err != nil {
@@ -23,39 +32,96 @@ func newStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
-			s := session.StatusOf(rec)
+			s := session.StatusWithProcesses(rec)
 			if asJSON {
 				return printJSON(e, s)
 			}
-			w := e.stdout
-			fmt.Fprintf(w, "name:       %s\nstate:      %s\ncommand:    %q\n", s.Name, s.State, s.Argv)
-			fmt.Fprintf(w, "owner:      %s", s.Owner)
-			if s.OwnerAlive != nil {
-				fmt.Fprintf(w, " (alive: %t)", *s.OwnerAlive)
-			}
-			fmt.Fprintf(w, "\nage:        %s\nmechanism:  %s\ncgroup:     %s\nprocs:      %d\ncpu:        %.2fs\n",
-				(time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second), s.Mechanism, s.Cgroup, s.Procs, float64(s.CPUUsec)/1e6)
-			fmt.Fprintf(w, "runtime:    %s\nlog:        %s\n", s.RuntimeDir, s.Log)
-			if s.StopReason != "" {
-				// A session reap finished after its supervisor died has
-				// neither an exit nor a receipt.
-				fmt.Fprintf(w, "stopped:    %s", s.StopReason)
-				if s.Exit != nil {
-					fmt.Fprintf(w, ", exit %d", s.Exit.Code)
-				}
-				fmt.Fprintf(w, "\nreceipt:    %s\n", or(s.Receipt, "none"))
-			}
-			if l := s.OutputLoss; l != nil {
-				fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)
-			}
-			if s.Error != "" {
-				fmt.Fprintf(w, "error:      %s\n", s.Error)
-			}
+			printStatus(e.stdout, s)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
+}
+
+func printStatus(w io.Writer, s session.Status) {
+	fmt.Fprintf(w, "name:       %s\nstate:      %s\ncommand:    %q\n", s.Name, stateText(s), s.Argv)
+	if s.MainPID > 0 {
+		fmt.Fprintf(w, "main pid:   %d\n", s.MainPID)
+	}
+	fmt.Fprintf(w, "owner:      %s", s.Owner)
+	if s.OwnerAlive != nil {
+		fmt.Fprintf(w, " (alive: %t)", *s.OwnerAlive)
+	}
+	fmt.Fprintf(w, "\nage:        %s\nmechanism:  %s\ncgroup:     %s\n",
+		(time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second), s.Mechanism, or(s.Cgroup, "none"))
+	if s.Live() {
+		mem := "-"
+		if s.MemoryBytes >= 0 {
+			mem = humanBytes(s.MemoryBytes) + " (" + s.MemorySource + ")"
+		}
+		fmt.Fprintf(w, "procs:      %d\nmemory:     %s\ncpu:        %.2fs\n", s.Procs, mem, float64(s.CPUUsec)/1e6)
+	}
+	rt := s.RuntimeDir
+	if !s.RuntimeDirExists {
+		rt += " (removed)"
+	}
+	fmt.Fprintf(w, "runtime:    %s\nlog:        %s\n", rt, s.Log)
+	if s.StopReason != "" {
+		// A session reap finished after its supervisor died has
+		// neither an exit nor a receipt.
+		fmt.Fprintf(w, "stopped:    %s", s.StopReason)
+		if s.Exit != nil {
+			fmt.Fprintf(w, ", exit %d", s.Exit.Code)
+		}
+		if !s.EndedAt.IsZero() {
+			fmt.Fprintf(w, ", at %s", s.EndedAt.Local().Format(time.DateTime))
+		}
+		fmt.Fprintf(w, "\nreceipt:    %s\n", or(s.Receipt, "none"))
+	}
+	if l := s.OutputLoss; l != nil {
+		fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "error:      %s\n", s.Error)
+	}
+	if len(s.Processes) > 0 {
+		fmt.Fprintf(w, "processes:\n")
+		printTree(w, s.Processes)
+	}
+}
+
+// printTree draws the members as a tree by parent, as systemctl status
+// does: a member whose parent is not a member is a root (the main
+// process, and daemons reparented to the supervisor).
+func printTree(w io.Writer, procs []session.Proc) {
+	in := map[int]bool{}
+	kids := map[int][]session.Proc{}
+	for _, p := range procs {
+		in[p.PID] = true
+	}
+	var roots []session.Proc
+	for _, p := range procs {
+		if in[p.PPID] && p.PPID != p.PID {
+			kids[p.PPID] = append(kids[p.PPID], p)
+		} else {
+			roots = append(roots, p)
+		}
+	}
+	byPID := func(ps []session.Proc) { sort.Slice(ps, func(i, j int) bool { return ps[i].PID < ps[j].PID }) }
+	var walk func(ps []session.Proc, prefix string)
+	walk = func(ps []session.Proc, prefix string) {
+		byPID(ps)
+		for i, p := range ps {
+			branch, next := "├─", "│ "
+			if i == len(ps)-1 {
+				branch, next = "└─", "  "
+			}
+			fmt.Fprintf(w, "  %s%s%d %s\n", prefix, branch, p.PID, commandText(p.Argv, 100))
+			walk(kids[p.PID], prefix+next)
+		}
+	}
+	walk(roots, "")
 }
 
 // or returns s, or def when s is empty.
@@ -65,3 +131,4 @@ func or(s, def string) string {
 	}
 	return s
 }
+

@@ -131,9 +131,33 @@ type Status struct {
 	Supervised  bool   `json:"supervised"`
 	OwnerAlive  *bool  `json:"owner_alive,omitempty"`
 	AgeMS       int64  `json:"age_ms"`
-	Procs       int    `json:"procs"`
-	MemoryBytes int64  `json:"memory_bytes"` // -1 when the leaf has no memory controller
-	CPUUsec     int64  `json:"cpu_usec"`
+	// MainPID is the main process's pid while it may be alive (0 after).
+	MainPID int `json:"main_pid,omitempty"`
+	Procs   int `json:"procs"`
+	// MemoryBytes is the group's memory, -1 when unknown; MemorySource
+	// says where it was read: "memory.current" (the v2 leaf),
+	// "memory.usage_in_bytes" (the v1 memory leaf of a run with limits on
+	// a hybrid host), or "pss" (the sum of the members' proportional set
+	// sizes from /proc/PID/smaps_rollup, where no memory cgroup of the
+	// session's own counts it).
+	MemoryBytes  int64  `json:"memory_bytes"`
+	MemorySource string `json:"memory_source,omitempty"`
+	CPUUsec      int64  `json:"cpu_usec"`
+	// EndedAt is when the session was recorded as ended.
+	EndedAt time.Time `json:"ended_at,omitzero"`
+	// RuntimeDirExists says whether the runtime dir is still there (it
+	// is removed once an ended session's stop is confirmed).
+	RuntimeDirExists bool `json:"runtime_dir_exists"`
+	// Processes lists the members (tether status only, not ls): each
+	// with its parent, so that they can be shown as a tree.
+	Processes []Proc `json:"processes,omitempty"`
+}
+
+// Proc is one member of a session's group.
+type Proc struct {
+	PID  int      `json:"pid"`
+	PPID int      `json:"ppid"`
+	Argv []string `json:"argv"`
 }
 
 // StopRequest is what `tether stop` leaves in the session's runtime dir,

@@ -98,3 +98,6 @@ func StatusOfAll(recs []*registry.Record) []Status {
 func Exec(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	return receipt.Exit{Code: 125, MainStatus: -1}, errors.ErrUnsupported
 }
+
+// StatusWithProcesses is StatusOf on this system: members are not listed.
+func StatusWithProcesses(rec *registry.Record) Status { return StatusOf(rec) }
