@@ -131,4 +131,3 @@ func or(s, def string) string {
 	}
 	return s
 }
-

@@ -127,10 +127,10 @@ type Status struct {
 	*registry.Record
 	// State adds "unsupervised" to the record's states: the record says
 	// live but its supervisor is gone.
-	State       string `json:"state"`
-	Supervised  bool   `json:"supervised"`
-	OwnerAlive  *bool  `json:"owner_alive,omitempty"`
-	AgeMS       int64  `json:"age_ms"`
+	State      string `json:"state"`
+	Supervised bool   `json:"supervised"`
+	OwnerAlive *bool  `json:"owner_alive,omitempty"`
+	AgeMS      int64  `json:"age_ms"`
 	// MainPID is the main process's pid while it may be alive (0 after).
 	MainPID int `json:"main_pid,omitempty"`
 	Procs   int `json:"procs"`
