@@ -14,6 +14,8 @@
 #   end, tether ls shows it, tether stop stops it clean with nothing left;
 # - after every step, the caller's cgroup is as before (subtree_control,
 #   type) and holds no tether leaf;
+# - tether exec reaches the session's daemon and what it starts is the
+#   session's; sh -c 'tether start' keeps its session (issue 11);
 # - tether doctor --json runs.
 C=${1:?usage: e2e.sh CONTEXT}
 fails=0
@@ -101,11 +103,29 @@ check "start from a transient unit: tether ls shows the session after the unit e
   sh -c "tether ls 2>/dev/null | grep -w e2e-tmux | grep -qw running"
 EV=$(tether status e2e-tmux 2>&1 | grep -E '^(state|stopped|reason)' | tr '\n' ' ')
 check "start from a transient unit: tmux survived the unit's end" sh -c "pgrep -u $U -f '[s]leep 4245' >/dev/null"
+# tether exec reaches the tmux server with no hand-set TMUX_TMPDIR, and a
+# daemon it starts is the session's (in its cgroup, stopped with it): the
+# supervisor clones it there, which an ordinary user's login shell could
+# not do itself.
+EV=$(env -u TMUX_TMPDIR timeout 60 tether exec e2e-tmux -- tmux ls 2>&1 | tr '\n' ' ')
+check "tether exec NAME -- tmux ls reaches the session's tmux server" grep -q '^0:' <<<"$EV"
+timeout 60 tether exec e2e-tmux -- sh -c 'setsid sleep 4246 >/dev/null 2>&1 </dev/null &' >/dev/null 2>&1
+LEAF=$(tether status --json e2e-tmux | python3 -c 'import json,sys; print(json.load(sys.stdin)["cgroup"])')
+P=$(pgrep -u "$U" -f '^sleep 4246$' | head -1)
+EV="leaf $LEAF, sleep 4246 pid ${P:-none} in $(cat /proc/${P:-0}/cgroup 2>&1)"
+check "tether exec: a daemon it starts is in the session's cgroup" sh -c "[ -n '$P' ] && grep -qx '0::${LEAF#/sys/fs/cgroup}' /proc/$P/cgroup"
+# The agent-harness pattern: sh -c 'tether start' keeps its session after
+# the shell exits (the default owner is none outside a session).
+sh -c 'tether start -q --name e2e-own -- sleep 4247' >/dev/null 2>&1
+sleep 1
+EV=$(tether ls --all 2>&1 | grep -w e2e-own)
+check "sh -c 'tether start': the session outlives the shell" sh -c "tether ls 2>/dev/null | grep -w e2e-own | grep -qw running"
+timeout 120 tether stop e2e-own >/dev/null 2>&1
 timeout 120 tether stop --json e2e-tmux >"$W/stop.json" 2>"$W/stop.err"; rc=$?
 EV="rc=$rc $(tr '\n' ' ' <"$W/stop.err")"
 check "tether stop of the session: exit 0" [ $rc = 0 ]
 sleep 1
-EV=$(pgrep -a -u "$U" -f 'sleep 4245|tmux' | tr '\n' ' ')
+EV=$(pgrep -a -u "$U" -f 'sleep 424[567]|tmux' | tr '\n' ' ')
 check "tether stop of the session: nothing left" [ -z "$EV" ]
 EV=; cgcheck "start/stop of a session"
 
