@@ -147,8 +147,11 @@ func runRun(e *env, f *runFlags, args []string) error {
 	c.AdoptOrphans = true // tether run starts no other children
 	c.Limits = spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
+	// One id for the record, written before the run starts, and the
+	// receipt.
+	c.RunID = receipt.NewRunID()
 
-	track := trackRun(e, f, args)
+	track := trackRun(e, f, args, c.RunID)
 	c.Prepared, c.Started, c.BeforeStop = track.Prepared, track.Started, track.Stopping
 	sigs := newSignalLog(c)
 	defer sigs.close()
@@ -339,13 +342,13 @@ func (s *signalLog) first() syscall.Signal {
 // trackRun writes the run's registry record, so that `tether reap` can
 // recover the run if tether dies. Without a usable state directory the run
 // goes on without one, and says so.
-func trackRun(e *env, f *runFlags, args []string) *session.RunTracker {
+func trackRun(e *env, f *runFlags, args []string, runID string) *session.RunTracker {
 	reg, err := openRegistry(e)
 	var t *session.RunTracker
 	if err == nil {
 		quickReap(e, reg, f.noReap)
 		cwd, _ := os.Getwd()
-		t, err = session.TrackRun(reg, args, cwd)
+		t, err = session.TrackRun(reg, args, cwd, runID)
 	}
 	if err != nil {
 		if !f.quiet {
