@@ -79,4 +79,23 @@ func TestRunIDEverywhere(t *testing.T) {
 		}
 		assertNoSurvivors(t)
 	})
+	t.Run("reap", func(t *testing.T) {
+		cgroupParent(t)
+		xdg := stateEnv(t)
+		// A daemon outlives the killed supervisor, so that reap has a
+		// leaf to stop (as in TestReceiptsAreReplaced).
+		name := mustStart(t, xdg, nil, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+		st := statusOf(t, xdg, name)
+		awaitProcs(t, xdg, name, 3)
+		killSupervisor(t, xdg, name)
+		if code, _, stderr := tetherIn(t, xdg, nil, "reap"); code != 0 {
+			t.Fatalf("tether reap = %d: %s", code, stderr)
+		}
+		r, _ := readReceipt(t, filepath.Join(xdg, "tether", "receipts", name+".json"))
+		checkOrigin(t, r)
+		if r.RunID != st.RunID || st.RunID == "" {
+			t.Errorf("reap receipt run_id = %q, want the session's %q", r.RunID, st.RunID)
+		}
+		assertNoSurvivors(t)
+	})
 }

@@ -91,8 +91,8 @@ func (c *Cmd) start() (err error) {
 	c.rec = receipt.Receipt{
 		SchemaVersion: receipt.SchemaVersion,
 		RunID:         c.RunID,
-		Tether:        tetherBuild(),
-		Host:          hostRecord(),
+		Tether:        receipt.CurrentBuild(),
+		Host:          receipt.CurrentHost(),
 		Argv:          append([]string(nil), c.Args...),
 		Cwd:           cwd,
 		StartedAt:     time.Now().UTC(),

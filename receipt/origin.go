@@ -3,6 +3,9 @@ package receipt
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
+
+	"github.com/tether-run/tether/internal/version"
 )
 
 // Tether is the build of tether that wrote a receipt, from the binary's
@@ -18,6 +21,16 @@ type Tether struct {
 	// Modified says the build's checkout had uncommitted changes.
 	Modified bool `json:"modified"`
 }
+
+// CurrentBuild is the build of the running tether.
+func CurrentBuild() Tether { return currentBuild() }
+
+// currentBuild is read once: the build cannot change while the program
+// runs.
+var currentBuild = sync.OnceValue(func() Tether {
+	v := version.Get()
+	return Tether{Version: v.Version, Revision: v.Revision, Modified: v.Modified}
+})
 
 // Host is the machine and boot a run happened in. BootID is what makes
 // the identity tokens in the receipt meaningful: a pid and start time name
