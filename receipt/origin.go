@@ -12,8 +12,8 @@ import (
 // embedded build information: without it a receipt cannot be read against
 // the code whose behaviour it claims.
 type Tether struct {
-	// Version is the module version ("(devel)" for a build from a
-	// checkout).
+	// Version is the module version: a release tag, a pseudo-version of
+	// the commit built, or "(devel)" when the build recorded none.
 	Version string `json:"version"`
 	// Revision is the VCS commit; empty when the build recorded none
 	// (go test binaries, -buildvcs=false, or tether used as a library).

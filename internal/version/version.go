@@ -24,8 +24,9 @@ const Module = "github.com/tether-run/tether"
 
 // Info is what the build recorded about the running tether.
 type Info struct {
-	// Version is the module version: a release tag, a pseudo-version, or
-	// "(devel)" for a build from a checkout.
+	// Version is the module version: a release tag; for a build in a git
+	// checkout a pseudo-version of its commit (Go 1.24+; "+dirty" when
+	// modified); "(devel)" when the build recorded no commit.
 	Version string
 	// Revision is the VCS commit the binary was built from; empty when the
 	// build did not record one.
