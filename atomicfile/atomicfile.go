@@ -25,11 +25,28 @@ func Replace(filename string, data []byte, perm os.FileMode) error {
 	return write(filename, data, perm, false)
 }
 
-func write(filename string, data []byte, perm os.FileMode, durable bool) (err error) {
-	dir := filepath.Dir(filename)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(filename)+".tmp*")
+func write(filename string, data []byte, perm os.FileMode, durable bool) error {
+	tmp, err := temp(filename, data, perm, durable)
 	if err != nil {
 		return err
+	}
+	crash.Point("atomic-before-rename")
+	if err := os.Rename(tmp, filename); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if !durable {
+		return nil
+	}
+	return syncDir(filepath.Dir(filename))
+}
+
+// temp writes data to a new temporary file beside filename and returns
+// its name.
+func temp(filename string, data []byte, perm os.FileMode, durable bool) (name string, err error) {
+	f, err := os.CreateTemp(filepath.Dir(filename), "."+filepath.Base(filename)+".tmp*")
+	if err != nil {
+		return "", err
 	}
 	tmp := f.Name()
 	defer func() {
@@ -39,26 +56,24 @@ func write(filename string, data []byte, perm os.FileMode, durable bool) (err er
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return err
+		return "", err
 	}
 	if err = f.Chmod(perm); err != nil {
-		return err
+		return "", err
 	}
 	if durable {
 		if err = f.Sync(); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err = f.Close(); err != nil {
-		return err
+		return "", err
 	}
-	crash.Point("atomic-before-rename")
-	if err = os.Rename(tmp, filename); err != nil {
-		return err
-	}
-	if !durable {
-		return nil
-	}
+	return tmp, nil
+}
+
+// syncDir makes a rename or link in dir survive a crash of the machine.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("atomicfile: sync dir: %w", err)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/internal/version"
 )
 
 // Exit codes shared by all commands. tether run passes the command's own
@@ -108,6 +109,10 @@ prove. tether doctor explains what this host offers.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version: one line from the build info (module version, commit,
+	// toolchain), the same build a receipt's "tether" names.
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)

@@ -28,6 +28,7 @@ func TestRunReceiptGolden(t *testing.T) {
 		}
 		r, raw := readReceipt(t, rcpt)
 		checkStopped(t, r, mech)
+		checkOrigin(t, r)
 		if r.Cgroup != nil && !slices.Contains([]string{"pidfd-cgroup-id", "proc-cgroup"}, r.Cgroup.Verified) {
 			t.Errorf("tether run: receipt cgroup.placement_verified_by = %q, want pidfd-cgroup-id or proc-cgroup", r.Cgroup.Verified)
 		}
@@ -88,6 +89,15 @@ var placeholders = map[string]string{
 	"unconfirmed":           "<token>",
 	"placement_verified_by": "<placement>",  // pidfd-cgroup-id on Linux 6.13+, else proc-cgroup
 	"delegation":            "<delegation>", // no-manager here; own-scope or systemd-xattr under systemd
+	"run_id":                "<run-id>",
+	"boot_id":               "<boot-id>",
+	"hostname":              "<hostname>",
+	"kernel":                "<kernel>",
+	// The build: a go test binary records no commit, a go build in a
+	// checkout does (checkOrigin compares them with the build info).
+	"version":  "<version>",
+	"revision": "<revision>",
+	"modified": "<modified>",
 }
 
 // hostKeys are present only on some hosts (a systemd scope); normalize

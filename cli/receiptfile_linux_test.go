@@ -2,8 +2,11 @@ package cli_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -66,4 +69,95 @@ func TestReceiptsAreReplaced(t *testing.T) {
 		checkReceiptReplaced(t, xdg, name, victim)
 		assertNoSurvivors(t)
 	})
+}
+
+// TestRunReceiptNeverOverwrites (issue 11): --receipt FILE refuses an
+// existing FILE, a symlink included (not followed), with exit 125 before
+// the command starts, and leaves it as it was; --receipt-overwrite
+// replaces it (the link itself, never its target).
+func TestRunReceiptNeverOverwrites(t *testing.T) {
+	for _, plant := range []string{"file", "symlink", "dangling symlink"} {
+		for _, overwrite := range []bool{false, true} {
+			name := plant
+			if overwrite {
+				name += "/overwrite"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				rcpt, victim, ran := filepath.Join(dir, "receipt.json"), filepath.Join(dir, "victim"), filepath.Join(dir, "ran")
+				os.WriteFile(victim, []byte("not a receipt\n"), 0o600)
+				switch plant {
+				case "file":
+					os.WriteFile(rcpt, []byte("not a receipt\n"), 0o600)
+				case "symlink":
+					os.Symlink(victim, rcpt)
+				case "dangling symlink":
+					os.Symlink(victim+".missing", rcpt)
+				}
+				args := []string{"run", "--receipt", rcpt}
+				if overwrite {
+					args = append(args, "--receipt-overwrite")
+				}
+				code, _, stderr := tether(t, append(args, "--", "touch", ran)...)
+				_, ranErr := os.Stat(ran)
+				if b, _ := os.ReadFile(victim); string(b) != "not a receipt\n" {
+					t.Errorf("the symlink's target was written through: %.80q", b)
+				}
+				if _, err := os.Stat(victim + ".missing"); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a dangling symlink's target was created (%v)", err)
+				}
+				if !overwrite {
+					if code != 125 || ranErr == nil || !strings.Contains(stderr, "--receipt-overwrite") {
+						t.Errorf("tether run --receipt EXISTING = exit %d (command ran: %t), stderr %q; want 125 before the command, naming --receipt-overwrite", code, ranErr == nil, stderr)
+					}
+					if st, err := os.Lstat(rcpt); err != nil || (plant == "file") != st.Mode().IsRegular() {
+						t.Errorf("the existing %s was replaced: %v, %v", plant, st, err)
+					} else if b, _ := os.ReadFile(rcpt); plant == "file" && string(b) != "not a receipt\n" {
+						t.Errorf("the existing file was written: %.80q", b)
+					}
+					return
+				}
+				if code != 0 || ranErr != nil {
+					t.Fatalf("tether run --receipt-overwrite = exit %d (command ran: %t); stderr: %s", code, ranErr == nil, stderr)
+				}
+				if st, err := os.Lstat(rcpt); err != nil || !st.Mode().IsRegular() {
+					t.Errorf("receipt %s = %v, %v; want a regular file in place of the %s", rcpt, st, err, plant)
+				}
+				r, _ := readReceipt(t, rcpt)
+				checkOrigin(t, r)
+			})
+		}
+	}
+}
+
+// TestRunReceiptReserved: the receipt file exists (empty) from before the
+// command starts, so a FILE that cannot be written fails the run before
+// anything runs, and the end only replaces what tether created.
+func TestRunReceiptReserved(t *testing.T) {
+	dir := t.TempDir()
+	rcpt := filepath.Join(dir, "receipt.json")
+	code, stdout, stderr := tether(t, "run", "--receipt", rcpt, "--", "sh", "-c", `wc -c < "$0"`, rcpt)
+	if code != 0 || strings.TrimSpace(stdout) != "0" {
+		t.Fatalf("tether run = exit %d, the command saw %q bytes at FILE; want 0 and an empty placeholder; stderr: %s", code, stdout, stderr)
+	}
+	r, _ := readReceipt(t, rcpt)
+	checkOrigin(t, r)
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("dir has %d entries, want the receipt only (no temp file left)", len(ents))
+	}
+
+	// Unwritable: refused before the command runs. /proc takes no new
+	// files, also from root, whom access(2) tells it may write there.
+	ran := filepath.Join(dir, "ran")
+	code, _, stderr = tether(t, "run", "--receipt", "/proc/tether-receipt.json", "--", "touch", ran)
+	if _, err := os.Stat(ran); code != 125 || err == nil {
+		t.Errorf("tether run --receipt UNWRITABLE = exit %d (command ran: %t), stderr %q; want 125 before the command", code, err == nil, stderr)
+	}
+}
+
+// TestRunReceiptOverwriteNeedsReceipt: the flag alone is a usage error.
+func TestRunReceiptOverwriteNeedsReceipt(t *testing.T) {
+	if code, _, stderr := tether(t, "run", "--receipt-overwrite", "--", "true"); code != 125 || !strings.Contains(stderr, "--receipt") {
+		t.Errorf("tether run --receipt-overwrite (no --receipt) = exit %d, stderr %q; want 125 naming --receipt", code, stderr)
+	}
 }

@@ -22,7 +22,9 @@ type runFlags struct {
 	grace    time.Duration
 	killWait time.Duration
 	receipt  string
-	require  string
+	// receiptOverwrite lets --receipt replace an existing file.
+	receiptOverwrite bool
+	require          string
 	containFlags
 	quiet  bool
 	noReap bool
@@ -48,6 +50,10 @@ Without a writable cgroup v2 parent, tether falls back to subreaper +
 process group + parent-death signal and says what that cannot guarantee;
 --require cgroup refuses instead.
 
+--receipt FILE is created before the command starts and never replaces an
+existing file (a symlink included) unless --receipt-overwrite is given.
+The command gets TETHER_RUN_ID, the receipt's run_id.
+
 Exit status: the command's own; 128+n if it died of signal n, or if tether
 was stopped by signal n; 124 on timeout; 125 if tether failed (including bad
 usage, or a stop it could not confirm); 126 if the command could not be
@@ -69,7 +75,8 @@ executed; 127 if it was not found.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
 	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
 	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
-	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start")
+	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start; an existing FILE is refused")
+	fl.BoolVar(&f.receiptOverwrite, "receipt-overwrite", false, "let --receipt replace an existing FILE")
 	f.containFlags.register(fl, "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
@@ -102,6 +109,9 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 	if f.cgroupParent != "" && !filepath.IsAbs(f.cgroupParent) {
 		return "", fmt.Errorf("cgroup parent %q: must be an absolute path in the cgroup v2 hierarchy", f.cgroupParent)
 	}
+	if f.receiptOverwrite && f.receipt == "" {
+		return "", errors.New("--receipt-overwrite needs --receipt FILE")
+	}
 	if f.receipt != "" && f.receipt != "-" {
 		dir := filepath.Dir(f.receipt)
 		st, err := os.Stat(dir)
@@ -133,6 +143,10 @@ func runRun(e *env, f *runFlags, args []string) error {
 	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
 	}
+	out, err := openReceipt(f.receipt, f.receiptOverwrite)
+	if err != nil {
+		return exit(ExitTether, err)
+	}
 	f.prepare(e, mech, !spec.IsZero(), false, args)
 	c := contain.Command(args[0], args[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
@@ -147,15 +161,18 @@ func runRun(e *env, f *runFlags, args []string) error {
 	c.AdoptOrphans = true // tether run starts no other children
 	c.Limits = spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
+	// One id for the record, written before the run starts, and the
+	// receipt.
+	c.RunID = receipt.NewRunID()
 
-	track := trackRun(e, f, args)
+	track := trackRun(e, f, args, c.RunID)
 	c.Prepared, c.Started, c.BeforeStop = track.Prepared, track.Started, track.Stopping
 	sigs := newSignalLog(c)
 	defer sigs.close()
 	if err := c.Start(); err != nil {
 		r := c.Receipt()
 		track.Finish(r, err)
-		werr := writeReceipt(e, f.receipt, r)
+		werr := out.write(e, r)
 		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
 	}
 	if c.Warning != "" && !f.quiet {
@@ -198,7 +215,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 	if !f.quiet {
 		summarize(e, r)
 	}
-	if err := writeReceipt(e, f.receipt, r); err != nil {
+	if err := out.write(e, r); err != nil {
 		msgs = append(msgs, err)
 		if code == 0 {
 			code = ExitTether
@@ -239,24 +256,6 @@ func summarize(e *env, r *receipt.Receipt) {
 	if r.Evidence.KillUsed {
 		e.warnf("members outlived the grace period and were killed")
 	}
-}
-
-func writeReceipt(e *env, path string, r *receipt.Receipt) error {
-	switch path {
-	case "":
-		return nil
-	case "-":
-		b, err := r.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = e.stdout.Write(b)
-		return err
-	}
-	if err := r.WriteFile(path); err != nil {
-		return fmt.Errorf("write receipt: %w", err)
-	}
-	return nil
 }
 
 // signalName names the signals tether handles, portably.
@@ -339,13 +338,13 @@ func (s *signalLog) first() syscall.Signal {
 // trackRun writes the run's registry record, so that `tether reap` can
 // recover the run if tether dies. Without a usable state directory the run
 // goes on without one, and says so.
-func trackRun(e *env, f *runFlags, args []string) *session.RunTracker {
+func trackRun(e *env, f *runFlags, args []string, runID string) *session.RunTracker {
 	reg, err := openRegistry(e)
 	var t *session.RunTracker
 	if err == nil {
 		quickReap(e, reg, f.noReap)
 		cwd, _ := os.Getwd()
-		t, err = session.TrackRun(reg, args, cwd)
+		t, err = session.TrackRun(reg, args, cwd, runID)
 	}
 	if err != nil {
 		if !f.quiet {

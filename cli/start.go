@@ -37,9 +37,10 @@ containment, keeps its output in a bounded log, and stops it — with the same
 stop protocol as tether run — when asked (tether stop), when its owner dies,
 when --ttl expires, or when it ends by itself (--until).
 
-The session gets TETHER_SESSION, TETHER_SESSION_DIR and TMPDIR pointing at
-its own runtime dir (outside any scratch), so daemons that put sockets under
-TMPDIR stay reachable after the caller's TMPDIR is deleted. --profile tmux
+The session gets TETHER_SESSION, TETHER_RUN_ID (its id, also in its record
+and receipt), TETHER_SESSION_DIR and TMPDIR pointing at its own runtime dir
+(outside any scratch), so daemons that put sockets under TMPDIR stay
+reachable after the caller's TMPDIR is deleted. --profile tmux
 sets TMUX_TMPDIR, --profile playwright PWTEST_SOCKETS_DIR and
 PWTEST_DAEMON_SESSION_DIR, to the session's own dirs.
 

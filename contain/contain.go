@@ -74,6 +74,11 @@ const (
 	ReasonStartFailed = "start-failed"
 )
 
+// RunIDEnv is the environment variable that carries the run id into the
+// command, so that what it writes (logs, reports, its own receipts) can
+// name the run whose receipt describes it.
+const RunIDEnv = "TETHER_RUN_ID"
+
 // Defaults for the two bounded waits of the stop protocol.
 const (
 	DefaultGrace    = 10 * time.Second
@@ -91,6 +96,12 @@ type Cmd struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// RunID names the run in its receipt and in the command's environment
+	// (RunIDEnv, replacing an inherited one: it names the innermost run).
+	// Empty: Start chooses a new one (receipt.NewRunID). A caller that
+	// records the run elsewhere before Start sets it to use the same id.
+	RunID string
 
 	// Mechanism selects the containment: "" chooses cgroup when a writable
 	// cgroup v2 parent exists and falls back otherwise; MechanismCgroup

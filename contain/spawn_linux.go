@@ -26,6 +26,13 @@ type spawnResult struct {
 	h        *identity.Handle // the child, identified before anything can reap it
 	how      string           // how placement was proven
 	placeErr error
+	// at is the clock read just before the clone. It is the main
+	// process's start time in the receipt: the kernel's own start time is
+	// in clock ticks since boot, and boot time is known to the second
+	// only (/proc/stat btime), which put main.started_at up to a second
+	// before the run's own started_at. The clone follows within the
+	// preparation os/exec does in Start, microseconds.
+	at time.Time
 }
 
 // spawner returns the queue of the one goroutine that starts every
@@ -53,6 +60,7 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 		return spawnResult{err: err}
 	}
 	owned.Lock()
+	at := time.Now()
 	err = ec.Start()
 	if err == nil {
 		owned.pids[ec.Process.Pid] = true
@@ -67,7 +75,7 @@ func (c *Cmd) spawn(ec *exec.Cmd) spawnResult {
 	if err != nil {
 		return spawnResult{err: err}
 	}
-	var r spawnResult
+	r := spawnResult{at: at}
 	r.h, r.err = identity.OpenChild(ec.Process.Pid)
 	if r.err == nil {
 		if r.err = identifyMain(r.h); r.err != nil {
@@ -121,7 +129,7 @@ func (c *Cmd) launch(ec *exec.Cmd) error {
 		return errors.New(c.rec.Error)
 	}
 	c.sys.main = res.h
-	c.rec.Main = &receipt.Process{PID: res.h.Token.PID, Token: res.h.Token.String(), Argv: append([]string(nil), c.Args...), StartedAt: identity.StartedAt(res.h.Token)}
+	c.rec.Main = &receipt.Process{PID: res.h.Token.PID, Token: res.h.Token.String(), Argv: append([]string(nil), c.Args...), StartedAt: res.at.UTC()}
 	if res.placeErr != nil {
 		c.abortStarted(res.placeErr)
 		return res.placeErr

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -84,8 +85,14 @@ func (c *Cmd) start() (err error) {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
+	if c.RunID == "" {
+		c.RunID = receipt.NewRunID()
+	}
 	c.rec = receipt.Receipt{
 		SchemaVersion: receipt.SchemaVersion,
+		RunID:         c.RunID,
+		Tether:        receipt.CurrentBuild(),
+		Host:          receipt.CurrentHost(),
 		Argv:          append([]string(nil), c.Args...),
 		Cwd:           cwd,
 		StartedAt:     time.Now().UTC(),
@@ -208,18 +215,31 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
+// env is the command's environment: Env (nil: ours) with the run id set,
+// and the fallback's group marker when it is in force.
+func (c *Cmd) env() []string {
+	base := c.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+2)
+	for _, kv := range base {
+		if !strings.HasPrefix(kv, RunIDEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, RunIDEnv+"="+c.RunID)
+	if c.sys.marker != "" {
+		env = append(env, markerEnv+"="+c.sys.marker)
+	}
+	return env
+}
+
 // buildExec prepares the os/exec command. Non-file stdio gets pipes we copy
 // ourselves: os/exec would otherwise tie Wait to pipe EOF, which daemons
 // holding the pipe would delay until they are stopped.
 func (c *Cmd) buildExec() (*exec.Cmd, error) {
-	ec := &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
-	if c.sys.marker != "" {
-		env := c.Env
-		if env == nil {
-			env = os.Environ()
-		}
-		ec.Env = append(append([]string(nil), env...), markerEnv+"="+c.sys.marker)
-	}
+	ec := &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.env(), Dir: c.Dir}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if c.leaf != nil {
 		fd, release, err := c.leaf.StartFD()

@@ -123,6 +123,28 @@ func TestCmdlineAndStartedAt(t *testing.T) {
 	}
 }
 
+// TestStartedAtWithinATick: the start time is exact to the kernel's tick
+// (10 ms); with /proc/stat's whole-second btime it read up to a second
+// early (by the fraction of a second at which this machine booted).
+func TestStartedAtWithinATick(t *testing.T) {
+	before := time.Now()
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Of(pid)
+	var ws syscall.WaitStatus
+	syscall.Wait4(pid, &ws, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := time.Second / clockTicks
+	if at := StartedAt(tok); at.Before(before.Add(-tick)) || at.After(after) {
+		t.Errorf("StartedAt = %s, want within [%s − one tick, %s]", at.Format(time.RFC3339Nano), before.UTC().Format(time.RFC3339Nano), after.UTC().Format(time.RFC3339Nano))
+	}
+}
+
 // TestOpenZombieIsGone: a process that exited but is not yet reaped is
 // gone for Open, on the pidfs-inode fast path too.
 func TestOpenZombieIsGone(t *testing.T) {

@@ -27,7 +27,21 @@ var BootID = sync.OnceValues(func() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 })
 
+// bootTime is the wall-clock time of boot, to the nanosecond: the clock
+// now less the time since boot (CLOCK_BOOTTIME, which the start ticks of
+// /proc/PID/stat count from). /proc/stat's btime is the same difference
+// truncated to whole seconds, which put start times up to a second early;
+// it remains the fallback.
 var bootTime = sync.OnceValues(func() (time.Time, error) {
+	var ts unix.Timespec
+	now := time.Now()
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err == nil {
+		return now.Add(-time.Duration(ts.Nano())).UTC(), nil
+	}
+	return btime()
+})
+
+func btime() (time.Time, error) {
 	b, err := procfs.ReadFile("/proc/stat")
 	if err != nil {
 		return time.Time{}, err
@@ -42,7 +56,7 @@ var bootTime = sync.OnceValues(func() (time.Time, error) {
 		}
 	}
 	return time.Time{}, errors.New("identity: no btime in /proc/stat")
-})
+}
 
 // ReadStat reads /proc/PID/stat. A missing process is ErrGone.
 func ReadStat(pid int) (Stat, error) {
@@ -70,7 +84,9 @@ func Of(pid int) (Token, error) {
 	return Token{OS: "linux", BootID: boot, PID: pid, StartTime: st.StartTime}, nil
 }
 
-// StartedAt converts the token's start time to wall-clock time.
+// StartedAt converts the token's start time to wall-clock time. The start
+// time counts clock ticks (10 ms), so the result is up to a tick before
+// the process really started; a clock stepped since boot shifts it too.
 func StartedAt(t Token) time.Time {
 	bt, err := bootTime()
 	if err != nil {

@@ -67,7 +67,8 @@ func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 
 func newReceipt(rec *registry.Record, m receipt.Mechanism) *receipt.Receipt {
 	return &receipt.Receipt{
-		SchemaVersion: receipt.SchemaVersion, Argv: rec.Argv, Cwd: rec.Cwd, StartedAt: time.Now().UTC(),
+		SchemaVersion: receipt.SchemaVersion, RunID: rec.RunID, Tether: receipt.CurrentBuild(), Host: receipt.CurrentHost(),
+		Argv: rec.Argv, Cwd: rec.Cwd, StartedAt: time.Now().UTC(),
 		Mechanism: m, Stop: receipt.Stop{Reason: "reap"}, Exit: receipt.Exit{Code: -1, MainStatus: -1},
 	}
 }

@@ -28,12 +28,18 @@ const (
 
 // Receipt is the record of one run.
 type Receipt struct {
-	SchemaVersion int       `json:"schema_version"`
-	Argv          []string  `json:"argv"`
-	Cwd           string    `json:"cwd"`
-	StartedAt     time.Time `json:"started_at"`
-	EndedAt       time.Time `json:"ended_at"`
-	DurationMS    int64     `json:"duration_ms"`
+	SchemaVersion int `json:"schema_version"`
+	// RunID names this run or session, uniquely: it is also in the
+	// registry record and in the command's environment as TETHER_RUN_ID.
+	RunID  string `json:"run_id"`
+	Tether Tether `json:"tether"`
+	Host   Host   `json:"host"`
+
+	Argv       []string  `json:"argv"`
+	Cwd        string    `json:"cwd"`
+	StartedAt  time.Time `json:"started_at"`
+	EndedAt    time.Time `json:"ended_at"`
+	DurationMS int64     `json:"duration_ms"`
 
 	Mechanism Mechanism `json:"mechanism"`
 	// Caveats says what the mechanism in force cannot guarantee.

@@ -57,8 +57,11 @@ type Record struct {
 	Name          string `json:"name"`
 	// Kind is "session" or "run" (a tether run's record, removed when
 	// its stop is confirmed).
-	Kind      string    `json:"kind"`
-	State     string    `json:"state"`
+	Kind  string `json:"kind"`
+	State string `json:"state"`
+	// RunID is the run id of the session or run: its receipt's run_id,
+	// and TETHER_RUN_ID in its command's environment.
+	RunID     string    `json:"run_id"`
 	Argv      []string  `json:"argv"`
 	Cwd       string    `json:"cwd"`
 	CreatedAt time.Time `json:"created_at"`

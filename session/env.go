@@ -4,18 +4,22 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/registry"
 )
 
 // ownEnv is what tether sets in a session's environment, over the
 // caller's: the session's name and runtime dir, a TMPDIR of its own (so
 // that sockets daemons put under TMPDIR outlive the caller's scratch),
-// and the variables of its profile.
-func ownEnv(name, rt, profile string) map[string]string {
+// its run id, and the variables of its profile.
+func ownEnv(name, rt, profile, runID string) map[string]string {
 	own := map[string]string{
 		"TETHER_SESSION":     name,
 		"TETHER_SESSION_DIR": rt,
 		"TMPDIR":             filepath.Join(rt, "tmp"),
+	}
+	if runID != "" {
+		own[contain.RunIDEnv] = runID
 	}
 	sock := filepath.Join(rt, "sock")
 	switch profile {
@@ -33,7 +37,7 @@ func ownEnv(name, rt, profile string) map[string]string {
 // env`), and what `tether exec` sets over the caller's environment.
 func Env(rec *registry.Record) []string {
 	var env []string
-	for k, v := range ownEnv(rec.Name, rec.RuntimeDir, rec.Profile) {
+	for k, v := range ownEnv(rec.Name, rec.RuntimeDir, rec.Profile, rec.RunID) {
 		env = append(env, k+"="+v)
 	}
 	slices.Sort(env)

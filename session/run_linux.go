@@ -21,8 +21,9 @@ type RunTracker struct {
 	rec registry.Record
 }
 
-// TrackRun writes the starting record of a run of argv.
-func TrackRun(reg *registry.Registry, argv []string, cwd string) (*RunTracker, error) {
+// TrackRun writes the starting record of a run of argv, named by runID
+// (the receipt's run_id).
+func TrackRun(reg *registry.Registry, argv []string, cwd, runID string) (*RunTracker, error) {
 	self, err := identity.OpenPID(os.Getpid())
 	if err != nil {
 		return nil, err
@@ -32,7 +33,7 @@ func TrackRun(reg *registry.Registry, argv []string, cwd string) (*RunTracker, e
 	rand.Read(b[:])
 	now := time.Now().UTC()
 	t := &RunTracker{reg: reg, rec: registry.Record{
-		Name: "run-" + hex.EncodeToString(b[:]), Kind: "run", State: registry.StateStarting,
+		Name: "run-" + hex.EncodeToString(b[:]), Kind: "run", State: registry.StateStarting, RunID: runID,
 		Argv: argv, Cwd: cwd, CreatedAt: now, UpdatedAt: now, Owner: "none",
 		Supervisor: self.Token.String(), Until: UntilMainExit,
 	}}

@@ -53,6 +53,7 @@ const (
 // runtime dir (spec.json) and read back by the supervisor.
 type Spec struct {
 	Name             string        `json:"name"`
+	RunID            string        `json:"run_id"`
 	Argv             []string      `json:"argv"`
 	Env              []string      `json:"env"`
 	Dir              string        `json:"dir"`
@@ -84,6 +85,9 @@ type Options struct {
 	Argv []string // the command
 	Env  []string // the caller's environment (nil: os.Environ())
 	Dir  string   // working directory (empty: the caller's)
+	// RunID names the session in its record, its receipt and its
+	// command's environment (TETHER_RUN_ID). Empty: a new one.
+	RunID string
 
 	// Owner is PID, "parent", "session:NAME" or "none". Empty means the
 	// session whose leaf the caller runs in, else "none".

@@ -66,7 +66,7 @@ func Inside(rec *registry.Record) bool { return false }
 type RunTracker struct{}
 
 // TrackRun is not implemented on this system.
-func TrackRun(reg *registry.Registry, argv []string, cwd string) (*RunTracker, error) {
+func TrackRun(reg *registry.Registry, argv []string, cwd, runID string) (*RunTracker, error) {
 	return nil, errors.ErrUnsupported
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -51,6 +52,9 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	}
 	if o.Dir == "" {
 		o.Dir, _ = os.Getwd()
+	}
+	if o.RunID == "" {
+		o.RunID = receipt.NewRunID()
 	}
 	owner, ownerTok, err := resolveOwner(reg, o.Owner)
 	if err != nil {
@@ -106,14 +110,14 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		return nil, err
 	}
 	spec := Spec{
-		Name: o.Name, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
+		Name: o.Name, RunID: o.RunID, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax,
 	}
 	now := time.Now().UTC()
 	rec := &registry.Record{
-		Name: o.Name, Kind: "session", State: registry.StateStarting, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
+		Name: o.Name, Kind: "session", State: registry.StateStarting, RunID: o.RunID, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
 		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
 		Profile: o.Profile, Until: o.Until, Pool: o.Pool,
 	}
@@ -225,7 +229,7 @@ func generateName(cmd string) string {
 // set to the session's own paths (overriding what the caller passed), and
 // checks the socket paths they imply against AF_UNIX's limit.
 func sessionEnv(o Options, rt string) ([]string, error) {
-	own := ownEnv(o.Name, rt, o.Profile)
+	own := ownEnv(o.Name, rt, o.Profile, o.RunID)
 	sock := filepath.Join(rt, "sock")
 	var sockets []string
 	switch o.Profile {

@@ -76,6 +76,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	enterScope(spec, name)
 	c := contain.Command(spec.Argv[0], spec.Argv[1:]...)
 	c.Env, c.Dir = spec.Env, spec.Dir
+	c.RunID = spec.RunID
 	c.Stdout, c.Stderr = log, log
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package receipt
+
+import "os"
+
+// CurrentHost is the machine this process runs in; boot id and kernel
+// release are read on Linux only.
+func CurrentHost() Host {
+	h, _ := os.Hostname()
+	return Host{Hostname: h}
+}
