@@ -57,7 +57,7 @@ type capture struct {
 	buf     []byte
 	batch   []byte
 	pollFDs [3]unix.PollFd
-	ts    []byte // the current read's timestamp, formatted
+	ts      []byte // the current read's timestamp, formatted
 
 	// The line being assembled: at most one stream has one, because data
 	// of the other stream arriving flushes it as a partial entry (so the

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"hash"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
 )
 
 // Log bounds. A session's log is at most DefaultLogKeep files of
@@ -84,7 +83,7 @@ func openLog(path string, max int64, keep int) (*rotatingLog, error) {
 	max = maxInt64(max, MinLogMax)
 	// A name is reused once its session ended: the earlier session's files
 	// go, so none is mistaken for a generation of this one.
-	for _, p := range LogFiles(path) {
+	for _, p := range registry.LogFiles(path) {
 		if p != path {
 			os.Remove(p)
 		}
@@ -94,39 +93,6 @@ func openLog(path string, max int64, keep int) (*rotatingLog, error) {
 		return nil, err
 	}
 	return l, nil
-}
-
-// LogFiles returns the files of the log at path that exist: path itself
-// and its rotated generations path.N, newest first.
-func LogFiles(path string) []string {
-	out := []string{}
-	if _, err := os.Lstat(path); err == nil {
-		out = append(out, path)
-	}
-	ents, _ := os.ReadDir(filepath.Dir(path))
-	type gen struct {
-		n int
-		p string
-	}
-	var gens []gen
-	base := filepath.Base(path) + "."
-	for _, e := range ents {
-		suf, ok := strings.CutPrefix(e.Name(), base)
-		if n, err := strconv.Atoi(suf); ok && err == nil && n > 0 && suf[0] != '+' {
-			gens = append(gens, gen{n, filepath.Join(filepath.Dir(path), e.Name())})
-		}
-	}
-	for i := range gens {
-		for j := i + 1; j < len(gens); j++ {
-			if gens[j].n < gens[i].n {
-				gens[i], gens[j] = gens[j], gens[i]
-			}
-		}
-	}
-	for _, g := range gens {
-		out = append(out, g.p)
-	}
-	return out
 }
 
 // genPath is where the generation index places back lives.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+
+	"github.com/tether-run/tether/registry"
 )
 
 // TestCaptureRoundTrip: whatever bytes a command writes (binary, LF-free
@@ -40,7 +42,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 	stderr.Close()
 	c.End()
 	log.Close()
-	if files := LogFiles(path); len(files) < 10 {
+	if files := registry.LogFiles(path); len(files) < 10 {
 		t.Errorf("%d log files, want the log to have rotated ten times or more", len(files))
 	}
 	for s, name := range []string{"out", "err"} {

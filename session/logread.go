@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+
+	"github.com/tether-run/tether/registry"
 )
 
 // logFile reads one generation of a log, entry by entry, keeping an entry
@@ -114,7 +116,7 @@ func (lf *logFile) Close() error { return lf.f.Close() }
 func openGenerations(path string, after int) ([]*logFile, error) {
 	var out []*logFile
 	seen := map[int]bool{}
-	for _, p := range LogFiles(path) {
+	for _, p := range registry.LogFiles(path) {
 		lf, err := openLogFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
