@@ -77,7 +77,10 @@ func startCapture(log *rotatingLog) (stdout, stderr *os.File, c *capture, err er
 	var w [2]*os.File
 	defer func() {
 		if err != nil {
-			c.closeFDs()
+			c.closePipes()
+			if c.event >= 0 {
+				unix.Close(c.event)
+			}
 			for _, f := range w {
 				if f != nil {
 					f.Close()
@@ -106,23 +109,23 @@ func startCapture(log *rotatingLog) (stdout, stderr *os.File, c *capture, err er
 
 // End tells the capture that the session has ended and waits until it
 // has written all the session wrote (both pipes at EOF), or until
-// captureCutoff has passed.
+// captureCutoff has passed. The eventfd is End's: the goroutine may have
+// returned already (both pipes at EOF), and closes only the pipes.
 func (c *capture) End() {
 	var one = [8]byte{1}
 	unix.Write(c.event, one[:])
 	<-c.done
+	unix.Close(c.event)
+	c.event = -1
 }
 
-func (c *capture) closeFDs() {
+// closePipes closes the read ends still open.
+func (c *capture) closePipes() {
 	for i, fd := range c.fds {
 		if fd >= 0 {
 			unix.Close(fd)
 			c.fds[i] = -1
 		}
-	}
-	if c.event >= 0 {
-		unix.Close(c.event)
-		c.event = -1
 	}
 }
 
@@ -130,7 +133,7 @@ func (c *capture) closeFDs() {
 // while the session is quiet: an idle session costs no wake-ups.
 func (c *capture) run() {
 	defer close(c.done)
-	defer c.closeFDs()
+	defer c.closePipes()
 	var deadline time.Time // set once the session ended
 	for c.fds[0] >= 0 || c.fds[1] >= 0 {
 		fds := c.pollFDs[:0]
