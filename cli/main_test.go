@@ -33,6 +33,9 @@ const caseEnv = "TETHER_CASE"
 const runDeadline = 30 * time.Second
 
 func TestMain(m *testing.M) {
+	if h := os.Getenv(helperEnv); h != "" && os.Getenv(asTetherEnv) != "1" {
+		os.Exit(runHelper(h, os.Args[1:]))
+	}
 	if os.Getenv(asTetherEnv) == "1" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
@@ -21,9 +22,11 @@ type startFlags struct {
 	pool                        string
 	max                         int
 	containFlags
-	json   bool
-	quiet  bool
-	noReap bool
+	json    bool
+	quiet   bool
+	noReap  bool
+	logMax  string
+	logKeep int
 	limitFlags
 }
 
@@ -82,6 +85,8 @@ for usage errors.`,
 	f.containFlags.register(fl, "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
 	fl.BoolVar(&f.json, "json", false, "print the session's record as JSON")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not say on stderr what owns the session and how it ends")
+	fl.StringVar(&f.logMax, "log-max", limits.FormatSize(session.DefaultLogMax), "rotate the session's log past this `SIZE` per file (K, M, G; at least 64K)")
+	fl.IntVar(&f.logKeep, "log-keep", session.DefaultLogKeep, "keep this many log files (the one written and N-1 rotated): at most log-max × N in all")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
 	return cmd
@@ -94,6 +99,16 @@ func runStart(e *env, f *startFlags, args []string) error {
 	}
 	if f.max < 0 || (f.max > 0 && f.pool == "") {
 		return exit(ExitUsage, errors.New("--max needs --pool and a positive number"))
+	}
+	logMax, err := limits.ParseSize(f.logMax)
+	if err == nil && logMax < session.MinLogMax {
+		err = fmt.Errorf("--log-max %s: at least %s", f.logMax, limits.FormatSize(session.MinLogMax))
+	}
+	if err == nil && f.logKeep < 1 {
+		err = fmt.Errorf("--log-keep %d: at least 1", f.logKeep)
+	}
+	if err != nil {
+		return exit(ExitUsage, err)
 	}
 	mech, err := f.resolve(e)
 	if err != nil {
@@ -111,6 +126,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
+		LogMax: logMax, LogKeep: f.logKeep,
 	}
 	if f.grace == 0 {
 		o.Grace = -1

@@ -82,6 +82,11 @@ func TestSessionLogDiskFull(t *testing.T) {
 	if r.OutputLoss == nil || r.OutputLoss.DroppedBytes != s.OutputLoss.DroppedBytes || !r.StopConfirmed {
 		t.Errorf("receipt output_loss = %+v, stop_confirmed %t; want the record's %+v, confirmed", r.OutputLoss, r.StopConfirmed, s.OutputLoss)
 	}
+	// The disk is still full: the gap could not be marked in the log, and
+	// tether logs says what the record knows.
+	if code, out, stderr := tetherIn(t, xdg, nil, "logs", name); code != 0 || !strings.HasPrefix(out, "y\n") || !strings.Contains(stderr, "dropped") || !strings.Contains(stderr, "no space left") {
+		t.Errorf("tether logs = exit %d, %d bytes, stderr %q; want 0, the y lines kept, and the drop reported", code, len(out), stderr)
+	}
 	assertNoSurvivors(t)
 }
 

@@ -261,7 +261,7 @@ func finishRecord(reg *registry.Registry, rec *registry.Record, why string, r *r
 func sweep(reg *registry.Registry, rec *registry.Record, o Options) error {
 	err := reg.Release(rec.Name)
 	if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
-		for _, p := range []string{reg.LogPath(rec.Name), reg.LogPath(rec.Name) + ".1", reg.ReceiptPath(rec.Name)} {
+		for _, p := range append(registry.LogFiles(reg.LogPath(rec.Name)), reg.ReceiptPath(rec.Name)) {
 			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				err = errors.Join(err, rerr)
 			}

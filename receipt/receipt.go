@@ -65,6 +65,14 @@ type Receipt struct {
 
 	// OutputLoss is set when a session's output could not all be kept.
 	OutputLoss *OutputLoss `json:"output_loss,omitempty"`
+	// Logs lists every generation of a session's log, oldest first, with
+	// the digest of what was written to it, so a kept file can be checked
+	// and a rotated-away one is still accounted for.
+	Logs []LogFile `json:"logs,omitempty"`
+	// LogsOmitted counts the oldest generations (all rotated away) that
+	// Logs leaves out to list at most MaxListed, and their bytes.
+	LogsOmitted      int   `json:"logs_omitted,omitempty"`
+	LogsOmittedBytes int64 `json:"logs_omitted_bytes,omitempty"`
 
 	Error string `json:"error,omitempty"`
 }
@@ -81,6 +89,19 @@ type OutputLoss struct {
 	// Error is the first write error; LastError the latest, if different.
 	Error     string `json:"error"`
 	LastError string `json:"last_error,omitempty"`
+}
+
+// LogFile is one generation of a session's log as its supervisor wrote
+// it: Size and SHA256 are of the file's bytes (tether's log format, not
+// the raw output).
+type LogFile struct {
+	// Path is where the file is now; Removed says it was deleted because
+	// the log keeps a bounded number of files.
+	Path    string `json:"path"`
+	Seq     int    `json:"seq"`
+	Size    int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+	Removed bool   `json:"removed,omitempty"`
 }
 
 // MaxListed bounds the process lists in a receipt.

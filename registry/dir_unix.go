@@ -102,8 +102,8 @@ func (r *Registry) endedPath(name string) string {
 	return filepath.Join(r.Dir, "ended", name+".json")
 }
 
-// LogPath returns where a session's output is kept (LogPath+".1" holds
-// the previous part once it rotates). Logs outlive the runtime dir.
+// LogPath returns where a session's output is kept (LogFiles lists it
+// with its rotated generations). Logs outlive the runtime dir.
 func (r *Registry) LogPath(name string) string { return filepath.Join(r.Dir, "logs", name+".log") }
 
 // ReceiptPath returns where a session's stop receipt is kept.

@@ -9,7 +9,7 @@
 //	ended/NAME.json     the record once it has ended (history: not scanned
 //	                    by reap or ls unless asked)
 //	s/NAME/             the session's runtime dir: tmp/, sock/, spec.json
-//	logs/NAME.log       its output (bounded; NAME.log.1 after rotation)
+//	logs/NAME.log       its output (bounded: rotated to NAME.log.1, .2, …)
 //	receipts/NAME.json  its stop receipt
 //
 // A name is claimed by creating s/NAME exclusively; it is free again once

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/tether-run/tether/identity"
@@ -14,35 +14,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Logs writes session name's log to w: the rotated part, then the
-// current one. With follow it goes on writing what is appended, following
-// the log by name across rotations, and returns once the session has
-// ended and all it wrote was written (nil), or once its supervisor is
-// gone without ending it (an error wrapping ErrUnsupervised): nothing
-// will write the log again.
+// Logs writes session name's log to w as o asks: every file of it kept,
+// oldest first. With o.Follow it goes on writing what is appended,
+// following the log by name across rotations, and returns once the
+// session has ended and all it wrote was written (nil), or once its
+// supervisor is gone without ending it (an error wrapping
+// ErrUnsupervised): nothing will write the log again. Gaps (output
+// dropped, files rotated away unread) are reported to o.Notes.
 //
-// It waits on inotify (the log's and the records' directories) and on
-// the supervisor's pidfd, not on a timer.
-func Logs(reg *registry.Registry, name string, w io.Writer, follow bool) error {
+// It sleeps on inotify (the log file followed, the log directory for
+// rotations, the session's record) and on the supervisor's pidfd, never
+// on a timer: following an idle session costs no wake-ups.
+func Logs(reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return err
 	}
-	in := -1
-	if follow {
+	path := reg.LogPath(rec.Name)
+	var fw *followWatch
+	if o.Follow {
 		// Watched before the log is opened, so that no change is missed.
-		if in, err = watchDirs(filepath.Dir(reg.LogPath(name)), filepath.Join(reg.Dir, "records"), filepath.Join(reg.Dir, "ended")); err != nil {
+		if fw, err = watchFollow(filepath.Dir(path), filepath.Join(reg.Dir, "records"), filepath.Join(reg.Dir, "ended")); err != nil {
 			return err
 		}
-		defer unix.Close(in)
+		defer fw.Close()
 	}
-	t, err := openTail(reg.LogPath(rec.Name), w)
+	v := newView(rec.Name, w, o)
+	t, err := openLogTail(path, v)
 	if err != nil {
-		return err
+		return fmt.Errorf("session %q: log: %w", rec.Name, err)
 	}
-	defer t.f.Close()
-	if err := t.drain(); err != nil || !follow {
-		return err
+	defer t.Close()
+	v.endInitial()
+	if !o.Follow {
+		return v.finish(rec)
 	}
 	var sup *identity.Handle
 	defer func() {
@@ -50,31 +55,54 @@ func Logs(reg *registry.Registry, name string, w io.Writer, follow bool) error {
 			sup.Close()
 		}
 	}()
-	for {
+	for v.err == nil {
+		// A write between the last read and a new watch is read here.
+		for {
+			moved, err := fw.watchFile(t.cur.f)
+			if err != nil {
+				return err
+			}
+			if !moved {
+				break
+			}
+			if err := t.drain(); err != nil {
+				return err
+			}
+		}
 		if rec, err = reg.Read(name); err != nil {
 			return err
 		}
 		if !rec.Live() {
-			return t.drain()
+			return drainEnd(t, v, rec)
 		}
 		if sup == nil && rec.Supervisor != "" {
 			if sup, err = Supervisor(rec); err != nil {
-				return gone(reg, name, t, err)
+				return gone(reg, name, t, v, err)
 			}
 		}
 		if sup == nil && time.Since(rec.CreatedAt) > superviseTimeout {
 			return fmt.Errorf("%w: %q has recorded no supervisor since %s", ErrUnsupervised, name, rec.CreatedAt.Format(time.RFC3339))
 		}
 		if sup != nil && sup.Exited() {
-			return gone(reg, name, t, fmt.Errorf("%w: %q: its supervisor exited without ending it; `tether reap` reclaims it", ErrUnsupervised, name))
+			return gone(reg, name, t, v, fmt.Errorf("%w: %q: its supervisor exited without ending it; `tether reap` reclaims it", ErrUnsupervised, name))
 		}
-		if err := await(in, sup); err != nil {
+		v.caughtUp()
+		if err := fw.await(sup); err != nil {
 			return err
 		}
 		if err := t.drain(); err != nil {
 			return err
 		}
 	}
+	return v.err
+}
+
+// drainEnd writes the rest of an ended session's log.
+func drainEnd(t *logTail, v *view, rec *registry.Record) error {
+	if err := t.drain(); err != nil {
+		return err
+	}
+	return v.finish(rec)
 }
 
 // superviseTimeout is how long a session may stay "starting" without a
@@ -84,37 +112,79 @@ const superviseTimeout = 2 * time.Minute
 // gone ends a follow whose supervisor is gone: the rest of the log is
 // written, and err returned unless the session did end (the supervisor
 // recorded the end just before it exited).
-func gone(reg *registry.Registry, name string, t *tail, err error) error {
+func gone(reg *registry.Registry, name string, t *logTail, v *view, err error) error {
 	if derr := t.drain(); derr != nil {
 		return derr
 	}
-	if rec, rerr := reg.Read(name); rerr == nil && !rec.Live() {
-		return t.drain()
+	rec, rerr := reg.Read(name)
+	if rerr == nil && !rec.Live() {
+		return drainEnd(t, v, rec)
+	}
+	if ferr := v.finish(rec); ferr != nil {
+		return ferr
 	}
 	return err
 }
 
-// watchDirs returns an inotify fd watching dirs for entries created,
-// written, renamed or removed.
-func watchDirs(dirs ...string) (int, error) {
+// followWatch is the inotify instance a follow sleeps on.
+type followWatch struct {
+	in     int
+	fileWD int // the watch on the file followed; -1 before
+	ino    uint64
+}
+
+// watchFollow watches the log directory for files created, renamed or
+// removed (rotations) and the record directories for records replaced
+// (they are written by rename) or moved. Writes to the log are watched on
+// the file followed only (watchFile), so the other sessions' output does
+// not wake the follow.
+func watchFollow(logDir string, recordDirs ...string) (*followWatch, error) {
 	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		return -1, os.NewSyscallError("inotify_init1", err)
+		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	for _, d := range dirs {
-		if _, err := unix.InotifyAddWatch(in, d, unix.IN_MODIFY|unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_MOVED_FROM|unix.IN_DELETE); err != nil {
+	fw := &followWatch{in: in, fileWD: -1}
+	const dirEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE
+	for _, d := range append([]string{logDir}, recordDirs...) {
+		if _, err := unix.InotifyAddWatch(in, d, dirEvents); err != nil {
 			unix.Close(in)
-			return -1, &os.PathError{Op: "inotify_add_watch", Path: d, Err: err}
+			return nil, &os.PathError{Op: "inotify_add_watch", Path: d, Err: err}
 		}
 	}
-	return in, nil
+	return fw, nil
 }
+
+// watchFile moves the file watch to f (through /proc/self/fd, so it is
+// the file held, whatever its name is now), and reports whether it moved:
+// the caller then reads f once more, for what was written before the
+// watch was in place.
+func (fw *followWatch) watchFile(f *os.File) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return false, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	if fw.fileWD >= 0 && st.Ino == fw.ino {
+		return false, nil
+	}
+	if fw.fileWD >= 0 {
+		unix.InotifyRmWatch(fw.in, uint32(fw.fileWD))
+	}
+	p := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	wd, err := unix.InotifyAddWatch(fw.in, p, unix.IN_MODIFY)
+	if err != nil {
+		return false, &os.PathError{Op: "inotify_add_watch", Path: f.Name(), Err: err}
+	}
+	fw.fileWD, fw.ino = wd, st.Ino
+	return true, nil
+}
+
+func (fw *followWatch) Close() error { return unix.Close(fw.in) }
 
 // await blocks until inotify reports a change or the supervisor exits
 // (its pidfd becomes readable; without one, a second at most), then
 // empties the inotify queue.
-func await(in int, sup *identity.Handle) error {
-	fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}}
+func (fw *followWatch) await(sup *identity.Handle) error {
+	fds := []unix.PollFd{{Fd: int32(fw.in), Events: unix.POLLIN}}
 	timeout := 1000
 	if sup != nil {
 		fds = append(fds, unix.PollFd{Fd: int32(sup.FD()), Events: unix.POLLIN})
@@ -125,90 +195,8 @@ func await(in int, sup *identity.Handle) error {
 	}
 	var buf [4096]byte
 	for {
-		if n, err := unix.Read(in, buf[:]); n <= 0 || err != nil {
+		if n, err := unix.Read(fw.in, buf[:]); n <= 0 || err != nil {
 			return nil
 		}
 	}
-}
-
-// tail follows a log file by name.
-type tail struct {
-	path string
-	w    io.Writer
-	f    *os.File
-	ino  uint64
-}
-
-// openTail opens the log at path and writes its rotated part (path.1)
-// to w, unless the log rotated between the two opens, so that part is
-// the file opened.
-func openTail(path string, w io.Writer) (*tail, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	t := &tail{path: path, w: w, f: f, ino: inode(f)}
-	if old, err := os.Open(path + ".1"); err == nil {
-		if inode(old) != t.ino {
-			_, err = io.Copy(w, old)
-		}
-		old.Close()
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	return t, nil
-}
-
-// drain writes what was appended to the followed file and, while the log
-// has rotated away from it, moves on to the file now at the path. The
-// writer closes a file before it renames it, so a rotated file is
-// complete: it is read to its end before the next one.
-func (t *tail) drain() error {
-	for {
-		if _, err := io.Copy(t.w, t.f); err != nil {
-			return err
-		}
-		next, err := os.Open(t.path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // between the rename and the new file: its creation wakes us
-		}
-		if err != nil {
-			return err
-		}
-		ino := inode(next)
-		if ino == t.ino {
-			next.Close()
-			return nil
-		}
-		if _, err := io.Copy(t.w, t.f); err != nil {
-			next.Close()
-			return err
-		}
-		// Rotated more than once since the last look: path.1 is a part
-		// between the file followed and the new one. (Older parts are
-		// gone: the log keeps two.)
-		if mid, err := os.Open(t.path + ".1"); err == nil {
-			if m := inode(mid); m != t.ino && m != ino {
-				_, err = io.Copy(t.w, mid)
-			}
-			mid.Close()
-			if err != nil {
-				next.Close()
-				return err
-			}
-		}
-		t.f.Close()
-		t.f, t.ino = next, ino
-	}
-}
-
-// inode returns f's inode number, or 0.
-func inode(f *os.File) uint64 {
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return 0
-	}
-	return st.Ino
 }

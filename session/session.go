@@ -70,6 +70,7 @@ type Spec struct {
 	BestEffortLimits bool          `json:"best_effort_limits,omitempty"`
 	Pool             string        `json:"pool,omitempty"`
 	LogMax           int64         `json:"log_max"`
+	LogKeep          int           `json:"log_keep,omitempty"`
 }
 
 // Ready is the supervisor's one-line report to Start.
@@ -103,7 +104,10 @@ type Options struct {
 	CgroupParent     string
 	Limits           limits.Spec
 	BestEffortLimits bool
-	LogMax           int64
+	// LogMax bounds each file of the log (default DefaultLogMax) and
+	// LogKeep how many files are kept (default DefaultLogKeep).
+	LogMax  int64
+	LogKeep int
 
 	// Exe is the tether binary that runs the supervisor (default: this
 	// executable, which must then be tether).

@@ -25,7 +25,7 @@ func Supervise(stateDir, name string, ready *os.File) error { return errors.ErrU
 func Supervisor(rec *registry.Record) (*identity.Handle, error) { return nil, errors.ErrUnsupported }
 
 // Logs is not implemented on this system.
-func Logs(reg *registry.Registry, name string, w io.Writer, follow bool) error {
+func Logs(reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
 	return errors.ErrUnsupported
 }
 

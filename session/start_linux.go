@@ -113,7 +113,7 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		Name: o.Name, RunID: o.RunID, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
-		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax,
+		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax, LogKeep: o.LogKeep,
 	}
 	now := time.Now().UTC()
 	rec := &registry.Record{

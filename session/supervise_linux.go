@@ -67,17 +67,28 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		return fail(w, report, err, 125, true)
 	}
 	self.Close()
-	log, err := openLog(reg.LogPath(name), spec.LogMax)
+	log, err := openLog(reg.LogPath(name), spec.LogMax, spec.LogKeep)
 	if err != nil {
-		return fail(w, report, err, 125, true)
+		return fail(w, report, fmt.Errorf("session %q: log: %w", name, err), 125, true)
 	}
 	defer log.Close()
+	stdout, stderr, capt, err := startCapture(log)
+	if err != nil {
+		return fail(w, report, fmt.Errorf("session %q: log: %w", name, err), 125, true)
+	}
+	// The command gets the pipes' write ends; the supervisor's copies go
+	// once it started, so the capture sees EOF when the session's last
+	// writer is gone.
+	started := func() {
+		stdout.Close()
+		stderr.Close()
+	}
 
 	enterScope(spec, name)
 	c := contain.Command(spec.Argv[0], spec.Argv[1:]...)
 	c.Env, c.Dir = spec.Env, spec.Dir
 	c.RunID = spec.RunID
-	c.Stdout, c.Stderr = log, log
+	c.Stdout, c.Stderr = stdout, stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
@@ -107,8 +118,11 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := c.Start(); err != nil {
+		started()
+		capt.End()
 		return fail(w, report, err, contain.StartErrorCode(err), c.Receipt().StopConfirmed)
 	}
+	started()
 	r := c.Receipt()
 	err = w.update(func(rec *registry.Record) {
 		rec.State = registry.StateRunning
@@ -124,6 +138,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	if err != nil {
 		c.Kill()
 		c.Wait()
+		capt.End()
 		return fail(w, report, err, 125, c.Receipt().StopConfirmed)
 	}
 	// Listening before the report: tether exec works once start returns.
@@ -143,16 +158,20 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		xs.close() // exec clients hear how their commands ended
 	}
 	close(wt.done) // before the deferred owner.Close: the owner's waiter ends first
+	capt.End()
+	log.Close()
 	close(stopLoss)
 	<-lossDone
-	return finish(w, c, log.Loss(), wt.reason, waitErr)
+	return finish(w, c, log, wt.reason, waitErr)
 }
 
-// finish records how the session ended, with the output its log lost,
-// and frees its name once its stop was confirmed.
-func finish(w *recorder, c *contain.Cmd, loss *receipt.OutputLoss, reason chan string, waitErr error) error {
+// finish records how the session ended, with its log's files and the
+// output the log lost, and frees its name once its stop was confirmed.
+func finish(w *recorder, c *contain.Cmd, log *rotatingLog, reason chan string, waitErr error) error {
 	r := c.Receipt()
+	loss := log.Loss()
 	r.OutputLoss = loss
+	r.Logs, r.LogsOmitted, r.LogsOmittedBytes = log.Files()
 	why := r.Stop.Reason
 	select {
 	case why = <-reason:
