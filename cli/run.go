@@ -66,9 +66,9 @@ executed; 127 if it was not found.`,
 	}
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
-	fl.DurationVar(&f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
-	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
-	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
+	durationVar(fl, &f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
+	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
+	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start")
 	f.containFlags.register(fl, "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")

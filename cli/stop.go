@@ -85,7 +85,7 @@ stops on their own).`,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every live session of this user")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the receipts as one JSON document")
-	cmd.Flags().DurationVar(&grace, "grace", 0, "time members get after SIGTERM (default: the session's own; 0 kills at once, also a stop under way)")
+	durationVar(cmd.Flags(), &grace, "grace", 0, "time members get after SIGTERM (default: the session's own; 0 kills at once, also a stop under way)")
 	cmd.Flags().BoolVar(&kill, "kill", false, "kill the members at once, also of a stop already under way")
 	return cmd
 }
