@@ -22,7 +22,7 @@ reclaims the session).`,
 				return exit(ExitFailure, err)
 			}
 			if err := session.Logs(reg, args[0], e.stdout, follow); err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
 			}
 			return nil
 		},

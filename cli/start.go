@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
@@ -105,13 +104,10 @@ func runStart(e *env, f *startFlags, args []string) error {
 	rec, err := session.Start(reg, o)
 	if err != nil {
 		var se *session.StartError
-		switch {
-		case errors.As(err, &se) && se.Code != 0:
+		if errors.As(err, &se) && se.Code != 0 {
 			return exit(se.Code, err)
-		case errors.Is(err, registry.ErrBadName):
-			return exit(ExitUsage, err)
 		}
-		return exit(ExitFailure, err)
+		return sessionExit(o.Name, err)
 	}
 	if f.json {
 		return printJSON(e, session.StatusOf(rec))

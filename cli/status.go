@@ -21,7 +21,7 @@ func newStatusCmd(e *env) *cobra.Command {
 			}
 			rec, err := reg.Read(args[0])
 			if err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
 			}
 			s := session.StatusOf(rec)
 			if asJSON {

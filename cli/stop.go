@@ -62,9 +62,14 @@ stops on their own).`,
 			results := session.StopMany(reg, args, req, wait, killCh, abandon)
 			receipts := []*receipt.Receipt{}
 			var errs []error
+			code := ExitFailure
 			for _, r := range results {
 				if r.Err != nil {
-					errs = append(errs, fmt.Errorf("stop %s: %w", r.Name, r.Err))
+					ee := sessionExit(r.Name, r.Err).(*exitError)
+					errs = append(errs, ee.err)
+					if ee.code == ExitUsage && len(args) == 1 {
+						code = ExitUsage
+					}
 					continue
 				}
 				receipts = append(receipts, r.Receipt)
@@ -78,7 +83,7 @@ stops on their own).`,
 				}
 			}
 			if len(errs) > 0 {
-				return exit(ExitFailure, errors.Join(errs...))
+				return exit(code, errors.Join(errs...))
 			}
 			return nil
 		},

@@ -20,7 +20,7 @@ expired.`,
 			}
 			rec, err := session.Wait(reg, args[0])
 			if err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
 			}
 			if rec.Exit == nil {
 				return exit(ExitFailure, nil)

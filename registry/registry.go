@@ -18,7 +18,6 @@ package registry
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -111,7 +110,7 @@ func CheckName(name string) error {
 		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 	}
 	if !ok {
-		return fmt.Errorf("%w: %q: use 1–64 of A-Z a-z 0-9 . _ -", ErrBadName, name)
+		return Errorf(name, ErrBadName, "bad name: use 1–64 of A-Z a-z 0-9 . _ -")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -63,10 +62,10 @@ func Logs(reg *registry.Registry, name string, w io.Writer, follow bool) error {
 			}
 		}
 		if sup == nil && time.Since(rec.CreatedAt) > superviseTimeout {
-			return fmt.Errorf("%w: %q has recorded no supervisor since %s", ErrUnsupervised, name, rec.CreatedAt.Format(time.RFC3339))
+			return registry.Errorf(name, ErrUnsupervised, "unsupervised: no supervisor recorded since %s", rec.CreatedAt.Format(time.RFC3339))
 		}
 		if sup != nil && sup.Exited() {
-			return gone(reg, name, t, fmt.Errorf("%w: %q: its supervisor exited without ending it; `tether reap` reclaims it", ErrUnsupervised, name))
+			return gone(reg, name, t, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor exited without ending it; `tether reap` reclaims it"))
 		}
 		if err := await(in, sup); err != nil {
 			return err

@@ -8,6 +8,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -38,7 +39,22 @@ var (
 	// supervisor ended (deadline, or the caller gave up) before the stop:
 	// the supervisor goes on with it, and `tether wait` can follow it.
 	ErrStillStopping = errors.New("session: still stopping")
+	// ErrBadOptions is wrapped by Start when Options are malformed (an
+	// unknown Until or Profile, an owner spec of no known form): the
+	// caller's mistake, nothing was created.
+	ErrBadOptions = errors.New("session: bad options")
 )
+
+// optionError is a malformed option: it reads as its message alone, and
+// errors.Is finds ErrBadOptions.
+type optionError struct{ msg string }
+
+func badOption(format string, a ...any) error {
+	return &optionError{msg: fmt.Sprintf(format, a...)}
+}
+
+func (e *optionError) Error() string { return e.msg }
+func (e *optionError) Unwrap() error { return ErrBadOptions }
 
 // Until policies: when a session ends by itself.
 const (

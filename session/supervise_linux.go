@@ -58,7 +58,9 @@ func Supervise(stateDir, name string, ready *os.File) error {
 			owner, err = identity.Open(tok)
 		}
 		if err != nil {
-			return fail(w, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125, true)
+			e := registry.Errorf(name, ErrOwner, "owner %s exited before the session started", spec.Owner)
+			e.Cause = err
+			return fail(w, report, e, 125, true)
 		}
 		defer owner.Close()
 	}
@@ -203,7 +205,7 @@ func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
 	}
 	var s Spec
 	if err := json.Unmarshal(b, &s); err != nil || len(s.Argv) == 0 || s.Name != rec.Name {
-		return nil, fmt.Errorf("session: bad spec for %q: %v", rec.Name, err)
+		return nil, registry.Errorf(rec.Name, nil, "bad spec.json in its runtime dir: %v", err)
 	}
 	return &s, nil
 }
