@@ -111,9 +111,9 @@ prove. tether doctor explains what this host offers.`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e), newSuperviseCmd(e))
 	root.AddCommand(newDoctorCmd(e))
+	addCompletionCmd(root)
 	return root
 }
 

@@ -11,9 +11,10 @@ import (
 func newStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status NAME [--json]",
-		Short: "Show one session",
-		Args:  cobra.ExactArgs(1),
+		Use:               "status NAME [--json]",
+		Short:             "Show one session",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
 			if err != nil {

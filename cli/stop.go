@@ -33,6 +33,7 @@ stop under way: its members are killed at once.
 SIGINT, SIGTERM or SIGHUP while waiting: the first kills what is still
 stopping (as --kill), the second stops waiting (the supervisors finish the
 stops on their own).`,
+		ValidArgsFunction: completeSessions(e, false, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return exit(ExitUsage, errors.New("give session names or --all, not both or neither"))

@@ -12,7 +12,8 @@ func newWaitCmd(e *env) *cobra.Command {
 		Long: `Wait until the session has ended, then exit with the code tether run would
 have: the main process's status, 128+n for signal n, 124 when its TTL
 expired.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
 			if err != nil {
