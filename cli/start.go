@@ -17,6 +17,7 @@ type startFlags struct {
 	pool                        string
 	max                         int
 	containFlags
+	commandFlags
 	json   bool
 	noReap bool
 	limitFlags
@@ -62,7 +63,7 @@ for usage errors.`,
 	fl.StringVar(&f.profile, "profile", "", "environment for a known daemon: tmux or playwright")
 	fl.StringVar(&f.until, "until", session.UntilMainExit, "when the session ends by itself: main-exit, or empty (for commands that daemonize)")
 	durationVar(fl, &f.ttl, "ttl", 0, "stop the session after this long (0: never)")
-	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM when the session is stopped")
+	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after the stop signal when the session is stopped")
 	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.pool, "pool", "", "pool `NAME` the session belongs to (with --max)")
 	fl.IntVar(&f.max, "max", 0, "with --pool: refuse when N live sessions of the pool exist (dead ones are reclaimed first)")
@@ -70,6 +71,9 @@ for usage errors.`,
 	fl.BoolVar(&f.json, "json", false, "print the session's record as JSON")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
+	f.commandFlags.register(cmd)
+	cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]cobra.Completion{"tmux", "playwright"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]cobra.Completion{session.UntilMainExit, session.UntilEmpty}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -85,6 +89,14 @@ func runStart(e *env, f *startFlags, args []string) error {
 	if err != nil {
 		return exit(ExitUsage, err)
 	}
+	sig, err := f.stopSignal()
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	cmdEnv, err := f.environ(os.Environ())
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
 	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
 	}
@@ -96,6 +108,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 	o := session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
+		Env: cmdEnv, StopSignal: sig,
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 	}
 	if f.grace == 0 {

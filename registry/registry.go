@@ -84,6 +84,9 @@ type Record struct {
 	Until      string    `json:"until"`
 	ExpiresAt  time.Time `json:"expires_at,omitzero"`
 	Pool       string    `json:"pool,omitempty"`
+	// StopSignal is the first signal of the session's stop protocol
+	// (SIGUSR1); empty means SIGTERM. tether reap sends it too.
+	StopSignal string `json:"stop_signal,omitempty"`
 
 	// Set when the session ended.
 	StopReason string        `json:"stop_reason,omitempty"`

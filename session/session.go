@@ -9,6 +9,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -76,6 +77,7 @@ type Spec struct {
 	TTL              time.Duration `json:"ttl"`
 	Grace            time.Duration `json:"grace"`
 	KillWait         time.Duration `json:"kill_wait"`
+	StopSignal       string        `json:"stop_signal,omitempty"` // SIGUSR1; empty: SIGTERM
 	Mechanism        string        `json:"mechanism,omitempty"`
 	CgroupParent     string        `json:"cgroup_parent,omitempty"`
 	Limits           limits.Spec   `json:"limits"`
@@ -107,7 +109,11 @@ type Options struct {
 	Pool    string
 	Max     int // with Pool: at most this many live sessions
 
-	Grace, KillWait  time.Duration
+	Grace, KillWait time.Duration
+	// StopSignal is the first signal of the session's stop protocol (0:
+	// SIGTERM), whoever stops it: tether stop, its owner's death, its TTL,
+	// or tether reap after its supervisor died.
+	StopSignal       syscall.Signal
 	Mechanism        string
 	CgroupParent     string
 	Limits           limits.Spec

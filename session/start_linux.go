@@ -21,6 +21,7 @@ import (
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
 )
 
 // Start starts a session and returns its record once the command runs
@@ -112,11 +113,14 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax,
 	}
+	if o.StopSignal != 0 {
+		spec.StopSignal = unix.SignalName(o.StopSignal)
+	}
 	now := time.Now().UTC()
 	rec := &registry.Record{
 		Name: o.Name, Kind: "session", State: registry.StateStarting, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
 		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
-		Profile: o.Profile, Until: o.Until, Pool: o.Pool,
+		Profile: o.Profile, Until: o.Until, Pool: o.Pool, StopSignal: spec.StopSignal,
 	}
 	if o.TTL > 0 {
 		rec.ExpiresAt = now.Add(o.TTL)

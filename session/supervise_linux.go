@@ -16,6 +16,7 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
 )
 
 // Supervise runs session name of the registry at stateDir: it is the body
@@ -80,6 +81,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	c.Env, c.Dir = spec.Env, spec.Dir
 	c.Stdout, c.Stderr = log, log
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
+	c.StopSignal = unix.SignalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
 	c.Limits, c.BestEffortLimits = spec.Limits, spec.BestEffortLimits
