@@ -16,11 +16,11 @@ import (
 // Run is one run of the stop protocol on a leaf. Set the fields, call Do,
 // then read Steps, Evidence and Caveats.
 type Run struct {
-	Leaf     *cgroup.Leaf
-	Grace    time.Duration // 0: no grace
+	Leaf  *cgroup.Leaf
+	Grace time.Duration // 0: no grace
 	// Signal is the first signal every member is sent (0: SIGTERM), as
 	// timeout -s and systemd's KillSignal= choose it.
-	Signal syscall.Signal
+	Signal   syscall.Signal
 	KillWait time.Duration // bounds the kill and, separately, reap + confirm
 	// GraceNow, if set, is consulted instead of Grace throughout the
 	// grace wait: a later stop request may change the grace under way.
