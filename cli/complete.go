@@ -66,6 +66,9 @@ func addCompletionCmd(root *cobra.Command) {
 	if comp == nil {
 		return
 	}
+	// Runnable, so that its NoArgs is checked: `tether completion tcsh`
+	// is a usage error, not the help with exit 0.
+	comp.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 	comp.Example = `  source <(tether completion bash)
   tether completion zsh > "${fpath[1]}/_tether"
   tether completion fish > ~/.config/fish/completions/tether.fish`

@@ -15,6 +15,8 @@ it rotates once, and both parts are printed. With -f, keep printing new
 output, across rotations, until the session has stopped (exit 0) or its
 supervisor is gone (exit 1: nothing will write the log again; tether reap
 reclaims the session).`,
+		Example: `  tether logs web
+  tether logs -f web`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -31,6 +31,8 @@ Leaves without a record are reported and never killed (nothing proves
 who made them); --orphan-leaves removes those that are empty and older
 than a minute. --dry-run prints the plan and does
 nothing. Exit status 1 if any action failed.`,
+		Example: `  tether reap --dry-run
+  tether reap --json --prune 168h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)

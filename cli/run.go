@@ -54,6 +54,8 @@ was stopped by signal n; 124 on timeout; 125 if tether failed (including bad
 usage, or a stop it could not confirm); 126 if the command could not be
 executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
+  tether run --timeout 5 --grace 0.5 -- ./flaky-server   # bare numbers are seconds
+  tether run --signal INT -e NODE_ENV=test --env-file ci.env -- npm test
   tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

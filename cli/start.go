@@ -47,7 +47,8 @@ Prints the session's name. Exit status: 0 when the session runs; 125, 126
 or 127 as for tether run when it could not start; 1 for other failures; 2
 for usage errors.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
-  tether start --profile tmux --until empty -- tmux new -d -s work`,
+  tether start --profile tmux --until empty -- tmux new -d -s work
+  tether start --name api --signal INT --ttl 2h --env-file .env -- ./api-server`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("missing COMMAND: usage: tether start [flags] -- COMMAND [ARG...]")

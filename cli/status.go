@@ -11,8 +11,13 @@ import (
 func newStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:               "status NAME [--json]",
-		Short:             "Show one session",
+		Use:   "status NAME [--json]",
+		Short: "Show one session",
+		Long: `Show one session: its state, command, owner, age, containment, processes,
+CPU, runtime dir and log, and, once it ended, how and with which exit code.
+--json prints the whole record as one JSON document.`,
+		Example: `  tether status web
+  tether status --json web | jq .state`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -33,6 +33,9 @@ stop under way: its members are killed at once.
 SIGINT, SIGTERM or SIGHUP while waiting: the first kills what is still
 stopping (as --kill), the second stops waiting (the supervisors finish the
 stops on their own).`,
+		Example: `  tether stop web
+  tether stop --grace 2 web api
+  tether stop --all --json > receipts.json`,
 		ValidArgsFunction: completeSessions(e, false, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
