@@ -91,6 +91,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitUsage
 }
 
+// Command returns tether's command tree, for what documents it (man
+// pages: internal/mangen). Running it is Main's job.
+func Command() *cobra.Command {
+	return newRoot(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+}
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tether",
