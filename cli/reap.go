@@ -59,7 +59,7 @@ nothing. Exit status 1 if any action failed.`,
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan; change nothing")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
-	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after SIGTERM")
+	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM)")
 	durationVar(fl, &o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
 	return cmd
 }

@@ -21,7 +21,8 @@ func newStopCmd(e *env) *cobra.Command {
 		Short: "Stop sessions with the stop protocol and print their receipts",
 		Long: `Stop each named session (or, with --all, every live session of this user):
 its supervisor stops the sessions it owns first, then runs the stop protocol
-(SIGTERM, --grace, cgroup.kill, reap), records the receipt and removes the
+(its stop signal, SIGTERM unless started with --signal; --grace;
+cgroup.kill; reap), records the receipt and removes the
 session's runtime dir. Every session is asked at once and waited for under
 one deadline. Every session is attempted even when one fails; the exit
 status is 1 if any failed, and stderr names each failure.
@@ -94,7 +95,7 @@ stops on their own).`,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every live session of this user")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the receipts as one JSON document")
-	durationVar(cmd.Flags(), &grace, "grace", 0, "time members get after SIGTERM (default: the session's own; 0 kills at once, also a stop under way)")
+	durationVar(cmd.Flags(), &grace, "grace", 0, "time members get after the stop signal (default: the session's own; 0 kills at once, also a stop under way)")
 	cmd.Flags().BoolVar(&kill, "kill", false, "kill the members at once, also of a stop already under way")
 	return cmd
 }
