@@ -12,8 +12,12 @@ import (
 )
 
 // politeScript ignores SIGTERM (its sleep inherits that) and exits on
-// SIGUSR1 (its sleep dies of it); $1 is touched once both are set up.
-const politeScript = `trap "" TERM; trap "exit 0" USR1; sleep 1000 & : > "$1"; wait`
+// SIGUSR1 (its sleep dies of it); $1 is touched once both are set up and
+// sleep runs: until its exec, the forked shell still has the USR1 trap,
+// and a SIGUSR1 caught then is lost with the trap at exec (seen under
+// -race), leaving a sleep that only the kill ends.
+const politeScript = `trap "" TERM; trap "exit 0" USR1; sleep 1000 & p=$!
+while [ "$(cat /proc/$p/comm)" != sleep ]; do :; done; : > "$1"; wait`
 
 // TestRunStopSignal: --signal USR1 is what the stop protocol sends first,
 // so a tree that ignores SIGTERM but ends on SIGUSR1 ends within the
