@@ -92,6 +92,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitUsage
 }
 
+// Command returns tether's command tree, for what documents it (man
+// pages: internal/mangen). Running it is Main's job.
+func Command() *cobra.Command {
+	return newRoot(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+}
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tether",
@@ -105,7 +111,16 @@ Long-lived daemons run as named sessions that stay reachable, listable and
 stoppable after their caller and its scratch are gone, and stop when their
 owner dies (tether start, ls, status, logs, wait, stop). tether reap
 reclaims what crashed owners left behind, acting only on identity it can
-prove. tether doctor explains what this host offers.`,
+prove. tether doctor explains what this host offers.
+
+Durations take Go's form (10s, 1m30s) or bare seconds as timeout(1) does
+(5, 0.5). Exit status: usage errors exit 2, except for tether run, whose
+own failures and usage errors exit 125 as timeout(1)'s do.`,
+		Example: `  tether run --timeout 20m -- npm run e2e
+  tether start --name web -- python3 -m http.server 8000
+  tether ls
+  tether stop web
+  source <(tether completion bash)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -116,10 +131,16 @@ prove. tether doctor explains what this host offers.`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e), newSuperviseCmd(e))
 	root.AddCommand(newExecCmd(e), newEnvCmd(e))
 	root.AddCommand(newDoctorCmd(e))
+	addCompletionCmd(root)
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Example = "  tether help stop"
+		}
+	}
 	return root
 }
 

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 
 	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
@@ -43,6 +45,7 @@ could not run it in the session; 126 not executable; 127 not found.`,
 			}
 			return nil
 		},
+		ValidArgsFunction: completeSessions(e, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[1] == "--" { // flags stop at NAME: cobra keeps this "--"
 				args = append([]string{args[0]}, args[2:]...)
@@ -64,6 +67,10 @@ could not run it in the session; 126 not executable; 127 not found.`,
 				var se *session.StartError
 				if errors.As(err, &se) && se.Code != 0 {
 					return exit(se.Code, err)
+				}
+				var re *registry.Error
+				if !errors.As(err, &re) {
+					err = fmt.Errorf("session %q: %w", args[0], err)
 				}
 				return exit(ExitTether, err)
 			}

@@ -130,7 +130,7 @@ func TestExecExitAndRefusals(t *testing.T) {
 		mustStart(t, xdg, nil, "--name", "gone", "--", "true")
 		awaitState(t, xdg, "gone", registry.StateStopped)
 		code, _, stderr := execIn(t, xdg, scratch, "gone", "--", "true")
-		if code != 125 || !strings.Contains(stderr, `"gone" has ended`) {
+		if code != 125 || !strings.Contains(stderr, `session "gone": has ended`) {
 			t.Errorf("exec in an ended session = %d, %q; want 125 saying it has ended", code, stderr)
 		}
 		code, _, stderr = tetherIn(t, xdg, nil, "env", "gone")

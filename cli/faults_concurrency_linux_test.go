@@ -106,7 +106,7 @@ func TestFaultConcurrentStartStop(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	clear := []string{"name in use", "no such session", "still starting", "name was taken"}
+	clear := []string{"name in use", "not found", "still starting", "name was taken"}
 	for i, c := range codes {
 		if c == 0 {
 			continue

@@ -38,7 +38,8 @@ log again; tether reap reclaims the session).`,
   tether logs -f --tail 20 web
   tether logs --since 10m --stream err --timestamps web
   tether logs --json web | jq -r 'select(.stream=="stderr") | .line'`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := session.LogOptions{Follow: f.follow, Tail: f.tail, Timestamps: f.timestamps, JSON: f.json, Notes: e.stderr}
 			switch f.stream {
@@ -61,7 +62,7 @@ log again; tether reap reclaims the session).`,
 				return exit(ExitFailure, err)
 			}
 			if err := session.Logs(reg, args[0], e.stdout, o); err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
 			}
 			return nil
 		},

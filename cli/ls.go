@@ -27,6 +27,8 @@ containment mechanism, and the command.
 
 Run from inside a session, it shows that session and the sessions it owns;
 --all shows every session of this user, stopped ones included.`,
+		Example: `  tether ls
+  tether ls --all --json | jq -r '.sessions[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)

@@ -31,6 +31,8 @@ Leaves without a record are reported and never killed (nothing proves
 who made them); --orphan-leaves removes those that are empty and older
 than a minute. --dry-run prints the plan and does
 nothing. Exit status 1 if any action failed.`,
+		Example: `  tether reap --dry-run
+  tether reap --json --prune 168h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
@@ -57,8 +59,8 @@ nothing. Exit status 1 if any action failed.`,
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan; change nothing")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
-	fl.DurationVar(&o.Grace, "grace", 2*time.Second, "time members get after SIGTERM")
-	fl.DurationVar(&o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
+	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM)")
+	durationVar(fl, &o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
 	return cmd
 }
 

@@ -26,6 +26,7 @@ type runFlags struct {
 	receiptOverwrite bool
 	require          string
 	containFlags
+	commandFlags
 	quiet  bool
 	noReap bool
 
@@ -38,8 +39,8 @@ func newRunCmd(e *env) *cobra.Command {
 		Use:   "run [flags] -- COMMAND [ARG...]",
 		Short: "Run a command and stop everything it started when it ends",
 		Long: `Run COMMAND in a fresh cgroup v2 leaf (entered before exec), wait for it, then
-stop whatever it left behind: SIGTERM to every member, --grace to exit,
-then cgroup.kill, until the kernel reports the leaf empty and every member
+stop whatever it left behind: the stop signal (--signal, SIGTERM by
+default) to every member, --grace to exit, then cgroup.kill, until the kernel reports the leaf empty and every member
 is reaped. The leaf is removed and a receipt records the evidence.
 
 The run ends when the main process exits, when --timeout expires, or when
@@ -59,6 +60,8 @@ was stopped by signal n; 124 on timeout; 125 if tether failed (including bad
 usage, or a stop it could not confirm); 126 if the command could not be
 executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
+  tether run --timeout 5 --grace 0.5 -- ./flaky-server   # bare numbers are seconds
+  tether run --signal INT -e NODE_ENV=test --env-file ci.env -- npm test
   tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -72,15 +75,16 @@ executed; 127 if it was not found.`,
 	}
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
-	fl.DurationVar(&f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
-	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM before cgroup.kill")
-	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
+	durationVar(fl, &f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
+	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after the stop signal before cgroup.kill")
+	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start; an existing FILE is refused")
 	fl.BoolVar(&f.receiptOverwrite, "receipt-overwrite", false, "let --receipt replace an existing FILE")
 	f.containFlags.register(fl, "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
 	f.limitFlags.register(fl)
+	f.commandFlags.register(cmd)
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
 	return cmd
 }
@@ -143,12 +147,21 @@ func runRun(e *env, f *runFlags, args []string) error {
 	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
 	}
+	sig, err := f.stopSignal()
+	if err != nil {
+		return exit(ExitTether, err)
+	}
+	cmdEnv, err := f.environ(os.Environ())
+	if err != nil {
+		return exit(ExitTether, err)
+	}
 	out, err := openReceipt(f.receipt, f.receiptOverwrite)
 	if err != nil {
 		return exit(ExitTether, err)
 	}
 	f.prepare(e, mech, !spec.IsZero(), false, args)
 	c := contain.Command(args[0], args[1:]...)
+	c.Env, c.StopSignal = cmdEnv, sig
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
 	c.Mechanism = mech
 	c.CgroupParent = f.cgroupParent

@@ -25,7 +25,8 @@ starts is not the session's. tether exec runs a command in the session.
 A session that has ended is refused (exit 1): its dirs are gone.`,
 		Example: `  eval "$(tether env work)" && tmux ls
   tether env web --json`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
 			if err != nil {
@@ -33,10 +34,10 @@ A session that has ended is refused (exit 1): its dirs are gone.`,
 			}
 			rec, err := reg.Read(args[0])
 			if err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
 			}
 			if !rec.Live() {
-				return exit(ExitFailure, fmt.Errorf("session %q has ended (%s): its environment is gone", rec.Name, rec.State))
+				return exit(ExitFailure, fmt.Errorf("session %q: has ended (%s): its environment is gone", rec.Name, rec.State))
 			}
 			vars := session.Env(rec)
 			if asJSON {

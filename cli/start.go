@@ -22,6 +22,7 @@ type startFlags struct {
 	pool                        string
 	max                         int
 	containFlags
+	commandFlags
 	json    bool
 	quiet   bool
 	noReap  bool
@@ -62,7 +63,8 @@ it and how it will end. Exit status: 0 when the session runs; 125, 126
 or 127 as for tether run when it could not start; 1 for other failures; 2
 for usage errors.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
-  tether start --profile tmux --until empty -- tmux new -d -s work`,
+  tether start --profile tmux --until empty -- tmux new -d -s work
+  tether start --name api --signal INT --ttl 2h --env-file .env -- ./api-server`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("missing COMMAND: usage: tether start [flags] -- COMMAND [ARG...]")
@@ -77,9 +79,9 @@ for usage errors.`,
 	fl.StringVar(&f.owner, "owner", "", "`OWNER` whose death stops the session: PID, parent, session:NAME or none")
 	fl.StringVar(&f.profile, "profile", "", "environment for a known daemon: tmux or playwright")
 	fl.StringVar(&f.until, "until", session.UntilMainExit, "when the session ends by itself: main-exit, or empty (for commands that daemonize)")
-	fl.DurationVar(&f.ttl, "ttl", 0, "stop the session after this long (0: never)")
-	fl.DurationVar(&f.grace, "grace", contain.DefaultGrace, "time members get after SIGTERM when the session is stopped")
-	fl.DurationVar(&f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
+	durationVar(fl, &f.ttl, "ttl", 0, "stop the session after this long (0: never)")
+	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after the stop signal when the session is stopped")
+	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.pool, "pool", "", "pool `NAME` the session belongs to (with --max)")
 	fl.IntVar(&f.max, "max", 0, "with --pool: refuse when N live sessions of the pool exist (dead ones are reclaimed first)")
 	f.containFlags.register(fl, "cgroup v2 `DIR` for the session's leaf (default $TETHER_CGROUP_PARENT, else the supervisor's own cgroup)")
@@ -89,6 +91,9 @@ for usage errors.`,
 	fl.IntVar(&f.logKeep, "log-keep", session.DefaultLogKeep, "keep this many log files (the one written and N-1 rotated): at most log-max × N in all")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
+	f.commandFlags.register(cmd)
+	cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]cobra.Completion{"tmux", "playwright"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]cobra.Completion{session.UntilMainExit, session.UntilEmpty}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -114,6 +119,14 @@ func runStart(e *env, f *startFlags, args []string) error {
 	if err != nil {
 		return exit(ExitUsage, err)
 	}
+	sig, err := f.stopSignal()
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	cmdEnv, err := f.environ(os.Environ())
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
 	if err := f.admit(); err != nil {
 		return exit(ExitTether, err)
 	}
@@ -125,6 +138,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 	o := session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
+		Env: cmdEnv, StopSignal: sig,
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 		LogMax: logMax, LogKeep: f.logKeep,
 	}
@@ -134,13 +148,10 @@ func runStart(e *env, f *startFlags, args []string) error {
 	rec, err := session.Start(reg, o)
 	if err != nil {
 		var se *session.StartError
-		switch {
-		case errors.As(err, &se) && se.Code != 0:
+		if errors.As(err, &se) && se.Code != 0 {
 			return exit(se.Code, err)
-		case errors.Is(err, registry.ErrBadName):
-			return exit(ExitUsage, err)
 		}
-		return exit(ExitFailure, err)
+		return sessionExit(o.Name, err)
 	}
 	if !f.quiet {
 		e.warnf("started session %q (%s)", rec.Name, lifetime(rec))

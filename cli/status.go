@@ -22,7 +22,8 @@ and where its receipt is. --json prints the same as one JSON document
 (schema in README: the record's fields, then what is true now).`,
 		Example: `  tether status web
   tether status web --json | jq .processes`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
 			if err != nil {
@@ -30,7 +31,7 @@ and where its receipt is. --json prints the same as one JSON document
 			}
 			rec, err := reg.Read(args[0])
 			if err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
 			}
 			s := session.StatusWithProcesses(rec)
 			if asJSON {

@@ -21,7 +21,8 @@ func newStopCmd(e *env) *cobra.Command {
 		Short: "Stop sessions with the stop protocol and print their receipts",
 		Long: `Stop each named session (or, with --all, every live session of this user):
 its supervisor stops the sessions it owns first, then runs the stop protocol
-(SIGTERM, --grace, cgroup.kill, reap), records the receipt and removes the
+(its stop signal, SIGTERM unless started with --signal; --grace;
+cgroup.kill; reap), records the receipt and removes the
 session's runtime dir. Every session is asked at once and waited for under
 one deadline. Every session is attempted even when one fails; the exit
 status is 1 if any failed, and stderr names each failure.
@@ -33,6 +34,10 @@ stop under way: its members are killed at once.
 SIGINT, SIGTERM or SIGHUP while waiting: the first kills what is still
 stopping (as --kill), the second stops waiting (the supervisors finish the
 stops on their own).`,
+		Example: `  tether stop web
+  tether stop --grace 2 web api
+  tether stop --all --json > receipts.json`,
+		ValidArgsFunction: completeSessions(e, false, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return exit(ExitUsage, errors.New("give session names or --all, not both or neither"))
@@ -62,9 +67,14 @@ stops on their own).`,
 			results := session.StopMany(reg, args, req, wait, killCh, abandon)
 			receipts := []*receipt.Receipt{}
 			var errs []error
+			code := ExitFailure
 			for _, r := range results {
 				if r.Err != nil {
-					errs = append(errs, fmt.Errorf("stop %s: %w", r.Name, r.Err))
+					ee := sessionExit(r.Name, r.Err).(*exitError)
+					errs = append(errs, ee.err)
+					if ee.code == ExitUsage && len(args) == 1 {
+						code = ExitUsage
+					}
 					continue
 				}
 				receipts = append(receipts, r.Receipt)
@@ -78,14 +88,14 @@ stops on their own).`,
 				}
 			}
 			if len(errs) > 0 {
-				return exit(ExitFailure, errors.Join(errs...))
+				return exit(code, errors.Join(errs...))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "stop every live session of this user")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the receipts as one JSON document")
-	cmd.Flags().DurationVar(&grace, "grace", 0, "time members get after SIGTERM (default: the session's own; 0 kills at once, also a stop under way)")
+	durationVar(cmd.Flags(), &grace, "grace", 0, "time members get after the stop signal (default: the session's own; 0 kills at once, also a stop under way)")
 	cmd.Flags().BoolVar(&kill, "kill", false, "kill the members at once, also of a stop already under way")
 	return cmd
 }

@@ -6,13 +6,20 @@ import (
 )
 
 func newWaitCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "wait NAME",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "wait NAME [--json]",
 		Short: "Wait for a session to end; exit with its exit code",
 		Long: `Wait until the session has ended, then exit with the code tether run would
 have: the main process's status, 128+n for signal n, 124 when its TTL
-expired.`,
-		Args: cobra.ExactArgs(1),
+expired; 1 when it ended without an exit status (its start failed, or
+tether reap finished it). With --json, print its final status first: the
+document tether status --json prints, with its stop reason, exit and
+receipt path.`,
+		Example: `  tether wait web && echo "web exited 0"
+  tether wait --json web | jq .exit`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)
 			if err != nil {
@@ -20,7 +27,12 @@ expired.`,
 			}
 			rec, err := session.Wait(reg, args[0])
 			if err != nil {
-				return exit(ExitFailure, err)
+				return sessionExit(args[0], err)
+			}
+			if asJSON {
+				if err := printJSON(e, session.StatusOf(rec)); err != nil {
+					return exit(ExitFailure, err)
+				}
 			}
 			if rec.Exit == nil {
 				return exit(ExitFailure, nil)
@@ -31,4 +43,6 @@ expired.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session's final status as one JSON document")
+	return cmd
 }

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
@@ -119,6 +120,10 @@ type Cmd struct {
 	// KillWait bounds the wait for emptiness after the kill (default
 	// DefaultKillWait).
 	KillWait time.Duration
+	// StopSignal is the first signal of the stop protocol, sent to every
+	// member before the grace (0: SIGTERM), as timeout -s and systemd's
+	// KillSignal= choose it. The receipt records it (Stop.Signal).
+	StopSignal syscall.Signal
 	// Limits is the budget for the whole group, written before the command
 	// starts: to the v2 leaf where the controllers are enabled for it, else
 	// (hybrid hosts) to v1 leaves the command is born in.

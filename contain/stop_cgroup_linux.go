@@ -14,7 +14,7 @@ import (
 func (p *protocol) runCgroup() {
 	leaf := p.c.leaf
 	s := &stop.Run{
-		Leaf: leaf, GraceNow: p.grace, KillWait: p.killWait(), Skip: p.c.skipCh, T0: p.t0,
+		Leaf: leaf, GraceNow: p.grace, KillWait: p.killWait(), Skip: p.c.skipCh, T0: p.t0, Signal: p.c.StopSignal,
 		Member: func(h *identity.Handle) { p.straggler(h.Token) },
 	}
 	s.Reap = func(deadline time.Time) (string, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/procfs"
+	"github.com/tether-run/tether/internal/stop"
 )
 
 // runFallback is the stop protocol without a cgroup: members are found by
@@ -21,7 +22,7 @@ func (p *protocol) runFallback() {
 	for _, h := range members {
 		p.term(h)
 	}
-	p.step("term", fmt.Sprintf("%d members found by walking the process tree; SIGTERM sent to %d", len(members), p.ev.Signalled), len(members), nil)
+	p.step("term", fmt.Sprintf("%d members found by walking the process tree; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(p.c.StopSignal), p.ev.Signalled), len(members), nil)
 
 	empty := len(members) == 0
 	if !empty {
@@ -61,7 +62,7 @@ func (p *protocol) fallbackGrace() bool {
 		}
 		members := p.walk()
 		if len(members) == 0 {
-			p.step("grace", "walk found no member: every member exited after SIGTERM", 0, nil)
+			p.step("grace", "walk found no member: every member exited after "+stop.SignalName(p.c.StopSignal), 0, nil)
 			return true
 		}
 		for _, h := range members {

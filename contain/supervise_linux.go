@@ -207,7 +207,7 @@ func (p *protocol) straggler(t identity.Token) {
 	}
 }
 
-// term sends SIGTERM (then SIGCONT) to a member, once.
+// term sends the stop signal (then SIGCONT) to a member, once.
 func (p *protocol) term(h *identity.Handle) {
 	if p.termed == nil {
 		p.termed = map[*identity.Handle]bool{}
@@ -216,7 +216,7 @@ func (p *protocol) term(h *identity.Handle) {
 		return
 	}
 	p.termed[h] = true
-	if stop.Term(h) {
+	if stop.Term(h, p.c.StopSignal) {
 		p.ev.Signalled++
 	}
 }
@@ -269,7 +269,7 @@ func (c *Cmd) finish(p *protocol) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
-	r.Stop = receipt.Stop{Reason: p.reason, Steps: p.steps}
+	r.Stop = receipt.Stop{Reason: p.reason, Signal: stop.SignalName(p.c.StopSignal), Steps: p.steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
 	r.TimedOut = p.reason == ReasonTimeout
 	p.ev.MainReaped = c.sys.exit != nil

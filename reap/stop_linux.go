@@ -9,6 +9,7 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
 )
 
 // killWait bounds the wait for emptiness after cgroup.kill or SIGKILL.
@@ -25,8 +26,9 @@ func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	}
 	defer l.Close()
 	r := newReceipt(rec, receipt.MechanismCgroup)
+	r.Stop.Signal = stop.SignalName(unix.SignalNum(rec.StopSignal))
 	r.Cgroup = &receipt.Cgroup{Path: l.Path, ID: l.ID, Parent: l.Parent, Verified: "leaf-inode-matches-record"}
-	s := &stop.Run{Leaf: l, Grace: grace, KillWait: killWait}
+	s := &stop.Run{Leaf: l, Grace: grace, KillWait: killWait, Signal: unix.SignalNum(rec.StopSignal)}
 	s.Do()
 	r.Stop.Steps, r.Evidence = s.Steps, s.Evidence
 	r.Caveats = append(r.Caveats, s.Caveats...)
@@ -38,6 +40,7 @@ func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 // if its token still matches: boot id, pid and start time through a pidfd.
 func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, error) {
 	r := newReceipt(rec, receipt.MechanismFallback)
+	r.Stop.Signal = stop.SignalName(unix.SignalNum(rec.StopSignal))
 	r.Caveats = []string{"reaped without a cgroup: only the recorded main process could be proven; its descendants cannot be, and are left alone"}
 	tok, err := identity.Parse(rec.Main)
 	if err != nil {
@@ -52,7 +55,7 @@ func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	}
 	defer h.Close()
 	r.Evidence.MembersSeen = 1
-	if stop.Term(h) {
+	if stop.Term(h, unix.SignalNum(rec.StopSignal)) {
 		r.Evidence.Signalled = 1
 	}
 	if !h.WaitExit(grace) {

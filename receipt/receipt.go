@@ -161,6 +161,9 @@ type Stop struct {
 	// Reason is why the protocol ran: main-exit, timeout, signal, error,
 	// request.
 	Reason string `json:"reason"`
+	// Signal is the first signal sent to every member (SIGTERM unless
+	// chosen otherwise: --signal).
+	Signal string `json:"signal,omitempty"`
 	Steps  []Step `json:"steps"`
 }
 

@@ -141,7 +141,7 @@ func (r *Registry) Claim(name string) (string, error) {
 			return "", cerr // a symlink or another user's directory in its place
 		}
 		if errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("%w: %q (runtime dir %s exists; stop it first, or choose another name)", ErrExists, name, d)
+			return "", Errorf(name, ErrExists, "name in use (runtime dir %s exists): stop it first, or choose another name", d)
 		}
 		return "", fmt.Errorf("registry: claim %q: %w", name, err)
 	}
@@ -233,7 +233,7 @@ func (r *Registry) readAt(p, name string) (*Record, error) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+			return nil, Errorf(name, ErrNotFound, "not found")
 		}
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafe, p)

@@ -18,7 +18,6 @@ package registry
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -88,6 +87,9 @@ type Record struct {
 	Until      string    `json:"until"`
 	ExpiresAt  time.Time `json:"expires_at,omitzero"`
 	Pool       string    `json:"pool,omitempty"`
+	// StopSignal is the first signal of the session's stop protocol
+	// (SIGUSR1); empty means SIGTERM. tether reap sends it too.
+	StopSignal string `json:"stop_signal,omitempty"`
 
 	// Set when the session ended.
 	StopReason string        `json:"stop_reason,omitempty"`
@@ -114,7 +116,7 @@ func CheckName(name string) error {
 		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 	}
 	if !ok {
-		return fmt.Errorf("%w: %q: use 1–64 of A-Z a-z 0-9 . _ -", ErrBadName, name)
+		return Errorf(name, ErrBadName, "bad name: use 1–64 of A-Z a-z 0-9 . _ -")
 	}
 	return nil
 }

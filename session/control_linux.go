@@ -17,11 +17,13 @@ import (
 func Supervisor(rec *registry.Record) (*identity.Handle, error) {
 	tok, err := identity.Parse(rec.Supervisor)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q has no recorded supervisor", ErrUnsupervised, rec.Name)
+		return nil, registry.Errorf(rec.Name, ErrUnsupervised, "unsupervised: no supervisor recorded")
 	}
 	h, err := identity.Open(tok)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q: its supervisor is gone (%v); `tether reap` reclaims it", ErrUnsupervised, rec.Name, err)
+		e := registry.Errorf(rec.Name, ErrUnsupervised, "unsupervised: its supervisor is gone; `tether reap` reclaims it")
+		e.Cause = err
+		return nil, e
 	}
 	return h, nil
 }
@@ -44,7 +46,7 @@ func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
 
 func readReceipt(rec *registry.Record) (*receipt.Receipt, error) {
 	if rec.Receipt == "" {
-		return nil, fmt.Errorf("session: %q ended without a receipt (%s)", rec.Name, rec.Error)
+		return nil, registry.Errorf(rec.Name, nil, "ended without a receipt (%s)", rec.Error)
 	}
 	b, err := os.ReadFile(rec.Receipt)
 	if err != nil {
@@ -52,7 +54,9 @@ func readReceipt(rec *registry.Record) (*receipt.Receipt, error) {
 	}
 	var r receipt.Receipt
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("session: receipt %s: %w", rec.Receipt, err)
+		e := registry.Errorf(rec.Name, nil, "receipt %s: %v", rec.Receipt, err)
+		e.Cause = err
+		return nil, e
 	}
 	return &r, nil
 }

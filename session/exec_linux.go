@@ -206,7 +206,7 @@ func Exec(reg *registry.Registry, name string, argv, env []string, dir string, s
 		return failed, err
 	}
 	if !rec.Live() {
-		return failed, fmt.Errorf("%w: %q %s", ErrEnded, name, endedHow(rec))
+		return failed, registry.Errorf(name, ErrEnded, "%s", endedHow(rec))
 	}
 	sup, err := Supervisor(rec)
 	if err != nil {
@@ -220,16 +220,16 @@ func Exec(reg *registry.Registry, name string, argv, env []string, dir string, s
 	defer conn.Close()
 	files := []int{int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd())}
 	if _, _, err := conn.WriteMsgUnix([]byte{0}, unix.UnixRights(files...), nil); err != nil {
-		return failed, fmt.Errorf("session: exec in %q: %w", name, err)
+		return failed, registry.Errorf(name, nil, "exec: %v", err)
 	}
 	env = Overlay(withoutMarker(env), Env(rec))
 	if err := json.NewEncoder(conn).Encode(execRequest{Path: path, Argv: argv, Env: env, Dir: dir}); err != nil {
-		return failed, fmt.Errorf("session: exec in %q: %w", name, err)
+		return failed, registry.Errorf(name, nil, "exec: %v", err)
 	}
 	dec := json.NewDecoder(conn)
 	var started execReply
 	if err := dec.Decode(&started); err != nil {
-		return failed, fmt.Errorf("session: exec in %q: no answer from its supervisor: %w", name, err)
+		return failed, registry.Errorf(name, nil, "exec: no answer from its supervisor: %v", err)
 	}
 	if started.Error != "" {
 		return failed, &StartError{Code: started.Code, Err: errors.New(started.Error)}
@@ -238,7 +238,7 @@ func Exec(reg *registry.Registry, name string, argv, env []string, dir string, s
 	defer stopFwd()
 	var ended execReply
 	if err := dec.Decode(&ended); err != nil || ended.Exit == nil {
-		return failed, fmt.Errorf("session: exec in %q: the supervisor ended before the command's exit was reported (%v)", name, err)
+		return failed, registry.Errorf(name, nil, "exec: the supervisor ended before the command's exit was reported (%v)", err)
 	}
 	return *ended.Exit, nil
 }
@@ -257,7 +257,7 @@ func dialExec(reg *registry.Registry, rec *registry.Record) (*net.UnixConn, erro
 	addr := &net.UnixAddr{Name: "/proc/self/fd/" + strconv.Itoa(fd) + "/" + execSocket, Net: "unix"}
 	conn, err := net.DialUnix("unix", nil, addr)
 	if err != nil {
-		return nil, fmt.Errorf("session: %q takes no exec requests (its supervisor predates tether exec, or is ending): %w", rec.Name, err)
+		return nil, registry.Errorf(rec.Name, nil, "takes no exec requests (its supervisor predates tether exec, or is ending): %v", err)
 	}
 	return conn, nil
 }

@@ -81,10 +81,10 @@ func Logs(reg *registry.Registry, name string, w io.Writer, o LogOptions) error 
 			}
 		}
 		if sup == nil && time.Since(rec.CreatedAt) > superviseTimeout {
-			return fmt.Errorf("%w: %q has recorded no supervisor since %s", ErrUnsupervised, name, rec.CreatedAt.Format(time.RFC3339))
+			return registry.Errorf(name, ErrUnsupervised, "unsupervised: no supervisor recorded since %s", rec.CreatedAt.Format(time.RFC3339))
 		}
 		if sup != nil && sup.Exited() {
-			return gone(reg, name, t, v, fmt.Errorf("%w: %q: its supervisor exited without ending it; `tether reap` reclaims it", ErrUnsupervised, name))
+			return gone(reg, name, t, v, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor exited without ending it; `tether reap` reclaims it"))
 		}
 		v.caughtUp()
 		if err := fw.await(sup); err != nil {

@@ -8,6 +8,8 @@ package session
 
 import (
 	"errors"
+	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -41,7 +43,22 @@ var (
 	// ErrEnded is returned by Exec when the session has ended: nothing is
 	// left to run a command beside.
 	ErrEnded = errors.New("session: ended")
+	// ErrBadOptions is wrapped by Start when Options are malformed (an
+	// unknown Until or Profile, an owner spec of no known form): the
+	// caller's mistake, nothing was created.
+	ErrBadOptions = errors.New("session: bad options")
 )
+
+// optionError is a malformed option: it reads as its message alone, and
+// errors.Is finds ErrBadOptions.
+type optionError struct{ msg string }
+
+func badOption(format string, a ...any) error {
+	return &optionError{msg: fmt.Sprintf(format, a...)}
+}
+
+func (e *optionError) Error() string { return e.msg }
+func (e *optionError) Unwrap() error { return ErrBadOptions }
 
 // Until policies: when a session ends by itself.
 const (
@@ -64,6 +81,7 @@ type Spec struct {
 	TTL              time.Duration `json:"ttl"`
 	Grace            time.Duration `json:"grace"`
 	KillWait         time.Duration `json:"kill_wait"`
+	StopSignal       string        `json:"stop_signal,omitempty"` // SIGUSR1; empty: SIGTERM
 	Mechanism        string        `json:"mechanism,omitempty"`
 	CgroupParent     string        `json:"cgroup_parent,omitempty"`
 	Limits           limits.Spec   `json:"limits"`
@@ -99,7 +117,11 @@ type Options struct {
 	Pool    string
 	Max     int // with Pool: at most this many live sessions
 
-	Grace, KillWait  time.Duration
+	Grace, KillWait time.Duration
+	// StopSignal is the first signal of the session's stop protocol (0:
+	// SIGTERM), whoever stops it: tether stop, its owner's death, its TTL,
+	// or tether reap after its supervisor died.
+	StopSignal       syscall.Signal
 	Mechanism        string
 	CgroupParent     string
 	Limits           limits.Spec

@@ -22,6 +22,7 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
 )
 
 // Start starts a session and returns its record once the command runs
@@ -30,6 +31,7 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	if len(o.Argv) == 0 {
 		return nil, errors.New("session: no command")
 	}
+	named := o.Name // what the caller's errors may call the session
 	if o.Name == "" {
 		o.Name = generateName(o.Argv[0])
 	}
@@ -40,12 +42,12 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 		o.Until = UntilMainExit
 	}
 	if o.Until != UntilMainExit && o.Until != UntilEmpty {
-		return nil, fmt.Errorf("session: --until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
+		return nil, badOption("--until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
 	}
 	switch o.Profile {
 	case "", "tmux", "playwright":
 	default:
-		return nil, fmt.Errorf("session: --profile %q: want tmux or playwright", o.Profile)
+		return nil, badOption("--profile %q: want tmux or playwright", o.Profile)
 	}
 	if o.Env == nil {
 		o.Env = os.Environ()
@@ -56,7 +58,7 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	if o.RunID == "" {
 		o.RunID = receipt.NewRunID()
 	}
-	owner, ownerTok, err := resolveOwner(reg, o.Owner)
+	owner, ownerTok, err := resolveOwner(reg, named, o.Owner)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +117,14 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax, LogKeep: o.LogKeep,
 	}
+	if o.StopSignal != 0 {
+		spec.StopSignal = unix.SignalName(o.StopSignal)
+	}
 	now := time.Now().UTC()
 	rec := &registry.Record{
 		Name: o.Name, Kind: "session", State: registry.StateStarting, RunID: o.RunID, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
 		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
-		Profile: o.Profile, Until: o.Until, Pool: o.Pool,
+		Profile: o.Profile, Until: o.Until, Pool: o.Pool, StopSignal: spec.StopSignal,
 	}
 	if o.TTL > 0 {
 		rec.ExpiresAt = now.Add(o.TTL)
@@ -269,19 +274,25 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 const maxSocketPath = 107
 
 // resolveOwner turns an owner spec into (spec, token). The token names the
-// process whose death stops the session.
+// process whose death stops the session. Its errors are about the session
+// name and wrap ErrOwner (and ErrBadOptions for a spec of no known form).
 //
 // The default is the enclosing session, else none: the process that ran
 // tether start is, in every agent harness and in `sh -c`, a throwaway
 // shell whose exit would stop the session at once (systemd-run, tmux and
 // docker bind no owner either). "parent" is there for who wants it.
-func resolveOwner(reg *registry.Registry, spec string) (string, string, error) {
+func resolveOwner(reg *registry.Registry, name, spec string) (string, string, error) {
 	if spec == "" {
-		if name, ok := enclosingSession(reg); ok {
-			spec = "session:" + name
+		if enc, ok := enclosingSession(reg); ok {
+			spec = "session:" + enc
 		} else {
 			spec = "none"
 		}
+	}
+	ownerErr := func(cause error, format string, a ...any) error {
+		e := registry.Errorf(name, ErrOwner, format, a...)
+		e.Cause = cause
+		return e
 	}
 	switch {
 	case spec == "none":
@@ -289,37 +300,48 @@ func resolveOwner(reg *registry.Registry, spec string) (string, string, error) {
 	case spec == "parent":
 		h, err := identity.OpenPID(os.Getppid())
 		if err != nil {
-			return "", "", fmt.Errorf("%w: parent process %d: %v", ErrOwner, os.Getppid(), err)
+			return "", "", ownerErr(err, "owner (the parent process, pid %d) %s", os.Getppid(), notRunning(err))
 		}
 		defer h.Close()
 		return spec, h.Token.String(), nil
 	case strings.HasPrefix(spec, "session:"):
-		name := strings.TrimPrefix(spec, "session:")
-		rec, err := reg.Read(name)
+		rec, err := reg.Read(strings.TrimPrefix(spec, "session:"))
+		if errors.Is(err, registry.ErrNotFound) {
+			return "", "", ownerErr(err, "owner %s does not exist", spec)
+		}
 		if err != nil {
-			return "", "", fmt.Errorf("%w: %s: %v", ErrOwner, spec, err)
+			return "", "", ownerErr(err, "owner %s: %v", spec, err)
 		}
 		tok, err := identity.Parse(rec.Supervisor)
 		if err != nil || !rec.Live() {
-			return "", "", fmt.Errorf("%w: %s is not running", ErrOwner, spec)
+			return "", "", ownerErr(err, "owner %s is not running", spec)
 		}
 		h, err := identity.Open(tok)
 		if err != nil {
-			return "", "", fmt.Errorf("%w: %s is unsupervised: %v", ErrOwner, spec, err)
+			return "", "", ownerErr(err, "owner %s is unsupervised (its supervisor is gone)", spec)
 		}
 		h.Close()
 		return spec, rec.Supervisor, nil
 	}
 	pid, err := strconv.Atoi(spec)
 	if err != nil || pid <= 0 {
-		return "", "", fmt.Errorf("%w: %q: want a PID, parent, session:NAME or none", ErrOwner, spec)
+		return "", "", ownerErr(ErrBadOptions, "owner %q: want a PID, parent, session:NAME or none", spec)
 	}
 	h, err := identity.OpenPID(pid)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: pid %d: %v", ErrOwner, pid, err)
+		return "", "", ownerErr(err, "owner pid %d %s", pid, notRunning(err))
 	}
 	defer h.Close()
 	return spec, h.Token.String(), nil
+}
+
+// notRunning says why a process could not be opened: "is not running"
+// when it is gone, else the error.
+func notRunning(err error) string {
+	if errors.Is(err, identity.ErrGone) {
+		return "is not running"
+	}
+	return "cannot be identified: " + err.Error()
 }
 
 // enclosingSession finds the live session whose cgroup leaf the caller

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -60,7 +59,7 @@ func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time
 		select {
 		case <-abandon:
 			for _, s := range waits {
-				out[s.i].Err = fmt.Errorf("%w: %q: stopped waiting; its supervisor goes on stopping it", ErrStillStopping, s.name)
+				out[s.i].Err = registry.Errorf(s.name, ErrStillStopping, "still stopping: stopped waiting; its supervisor goes on stopping it")
 				s.sup.Close()
 			}
 			return out
@@ -79,7 +78,7 @@ func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time
 		left := time.Until(deadline)
 		if left <= 0 {
 			for _, s := range waits {
-				out[s.i].Err = fmt.Errorf("%w: %q: supervisor still stopping after %s", ErrStillStopping, s.name, wait)
+				out[s.i].Err = registry.Errorf(s.name, ErrStillStopping, "still stopping after %s: its supervisor goes on", wait)
 				s.sup.Close()
 			}
 			return out
@@ -122,7 +121,7 @@ func requestStop(reg *registry.Registry, name string, req StopRequest) (*stoppin
 		return nil, nil
 	}
 	if rec.Supervisor == "" && rec.State == registry.StateStarting {
-		return nil, fmt.Errorf("%w: %q has no supervisor yet; try again", ErrStarting, name)
+		return nil, registry.Errorf(name, ErrStarting, "still starting (no supervisor yet); try again")
 	}
 	h, err := Supervisor(rec)
 	if err != nil {
@@ -182,14 +181,14 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 		if err == nil && r.Main != nil && r.Main.Token == s.rec.Main {
 			return r, nil
 		}
-		return nil, fmt.Errorf("session: %q ended and its name was taken by a new session before its receipt was read", s.name)
+		return nil, registry.Errorf(s.name, nil, "ended, and its name was taken by a new session before its receipt was read")
 	}
 	if rec.Live() {
 		why := "it was killed, or could not write the state dir"
 		if s.werr != nil {
 			why = "the state dir cannot be written: " + s.werr.Error()
 		}
-		return nil, fmt.Errorf("%w: %q: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", ErrUnsupervised, s.name, why)
+		return nil, registry.Errorf(s.name, ErrUnsupervised, "unsupervised: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", why)
 	}
 	return readReceipt(rec)
 }

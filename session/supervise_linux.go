@@ -16,6 +16,7 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
 )
 
 // Supervise runs session name of the registry at stateDir: it is the body
@@ -58,7 +59,9 @@ func Supervise(stateDir, name string, ready *os.File) error {
 			owner, err = identity.Open(tok)
 		}
 		if err != nil {
-			return fail(w, report, fmt.Errorf("%w %s exited before the session started: %v", ErrOwner, spec.Owner, err), 125, true)
+			e := registry.Errorf(name, ErrOwner, "owner %s exited before the session started", spec.Owner)
+			e.Cause = err
+			return fail(w, report, e, 125, true)
 		}
 		defer owner.Close()
 	}
@@ -90,6 +93,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	c.RunID = spec.RunID
 	c.Stdout, c.Stderr = stdout, stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
+	c.StopSignal = unix.SignalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
 	c.Limits, c.BestEffortLimits = spec.Limits, spec.BestEffortLimits
@@ -232,7 +236,7 @@ func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
 	}
 	var s Spec
 	if err := json.Unmarshal(b, &s); err != nil || len(s.Argv) == 0 || s.Name != rec.Name {
-		return nil, fmt.Errorf("session: bad spec for %q: %v", rec.Name, err)
+		return nil, registry.Errorf(rec.Name, nil, "bad spec.json in its runtime dir: %v", err)
 	}
 	return &s, nil
 }

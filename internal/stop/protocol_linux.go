@@ -3,6 +3,7 @@ package stop
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
@@ -15,8 +16,11 @@ import (
 // Run is one run of the stop protocol on a leaf. Set the fields, call Do,
 // then read Steps, Evidence and Caveats.
 type Run struct {
-	Leaf     *cgroup.Leaf
-	Grace    time.Duration // 0: no grace
+	Leaf  *cgroup.Leaf
+	Grace time.Duration // 0: no grace
+	// Signal is the first signal every member is sent (0: SIGTERM), as
+	// timeout -s and systemd's KillSignal= choose it.
+	Signal   syscall.Signal
 	KillWait time.Duration // bounds the kill and, separately, reap + confirm
 	// GraceNow, if set, is consulted instead of Grace throughout the
 	// grace wait: a later stop request may change the grace under way.
@@ -110,8 +114,8 @@ func (r *Run) stepFrom(at time.Time, name, observed string, members int, err err
 	r.Steps = append(r.Steps, s)
 }
 
-// term thaws a frozen leaf and sends SIGTERM (then SIGCONT) to every
-// member. It reports whether the leaf was already empty.
+// term thaws a frozen leaf and sends the stop signal (then SIGCONT) to
+// every member. It reports whether the leaf was already empty.
 func (r *Run) term() bool {
 	thawed := ""
 	if frozen, err := r.Leaf.FreezeRequested(); err == nil && frozen {
@@ -131,14 +135,14 @@ func (r *Run) term() bool {
 			unopened, openErr = unopened+1, oerr
 			continue
 		}
-		if h != nil && Term(h) {
+		if h != nil && Term(h, r.Signal) {
 			r.Evidence.Signalled++
 		}
 	}
 	if unopened > 0 && err == nil {
-		err = fmt.Errorf("%d members could not be opened, so were not sent SIGTERM: %w", unopened, openErr)
+		err = fmt.Errorf("%d members could not be opened, so were not sent %s: %w", unopened, SignalName(r.Signal), openErr)
 	}
-	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; SIGTERM (and SIGCONT) sent to %d", thawed, len(pids), r.Evidence.Signalled), len(pids), err)
+	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; %s (and SIGCONT) sent to %d", thawed, len(pids), SignalName(r.Signal), r.Evidence.Signalled), len(pids), err)
 	if len(pids) != 0 || err != nil {
 		return false
 	}
@@ -222,7 +226,7 @@ func (r *Run) graceWait() bool {
 			return false
 		}
 		if empty {
-			r.step("grace", "populated 0: every member exited after SIGTERM", 0, nil)
+			r.step("grace", "populated 0: every member exited after "+SignalName(r.Signal), 0, nil)
 			return true
 		}
 	}

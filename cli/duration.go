@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// durationValue is the type of every duration flag: a Go duration (10s,
+// 1m30s, 250ms) or, as timeout(1) takes it, a bare non-negative number of
+// seconds (5, 0.5). Negative durations are refused: none of tether's
+// durations has a meaning below zero.
+type durationValue time.Duration
+
+// bareSeconds is a plain decimal number: no sign, exponent, hex, Inf or
+// NaN, which strconv.ParseFloat would also take.
+var bareSeconds = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+
+// errDuration is what a bad value is told; pflag names the flag and the
+// value around it.
+var errDuration = errors.New("want a duration (10s, 1m30s, 250ms) or a number of seconds (5, 0.5)")
+
+// parseDuration parses a duration flag's value.
+func parseDuration(s string) (time.Duration, error) {
+	if bareSeconds.MatchString(s) {
+		sec, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, errDuration
+		}
+		d := math.Round(sec * float64(time.Second))
+		if d > math.MaxInt64 {
+			return 0, fmt.Errorf("%s seconds is too long", s)
+		}
+		return time.Duration(d), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errDuration
+	}
+	if d < 0 {
+		return 0, errors.New("must not be negative")
+	}
+	return d, nil
+}
+
+func (d *durationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+func (d *durationValue) Type() string { return "duration" }
+
+// String is "0" for zero, so that help shows no "(default 0s)".
+func (d *durationValue) String() string {
+	if *d == 0 {
+		return "0"
+	}
+	return time.Duration(*d).String()
+}
+
+// durationVar defines a duration flag of the type above.
+func durationVar(fl *pflag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
+	*p = def
+	fl.Var((*durationValue)(p), name, usage)
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// commandFlags are what run and start pass to the command besides its
+// arguments: its environment and the first signal of its stop.
+type commandFlags struct {
+	signal   string
+	env      []string
+	envFiles []string
+}
+
+const envFileHelp = `FILE of KEY=VALUE lines for the command's environment (repeatable): blank
+lines and lines starting with # are skipped, "export " before KEY is allowed,
+VALUE is taken as written except that one pair of matching quotes around
+it is removed (no escapes, no $expansion, no multi-line values)`
+
+func (f *commandFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.signal, "signal", "TERM", "first signal of the stop protocol, sent to every member before the grace (`SIG`: TERM, INT, HUP, USR1, a number; as timeout -s)")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "set `KEY=VALUE` in the command's environment (repeatable; after --env-file)")
+	fl.StringArrayVar(&f.envFiles, "env-file", nil, envFileHelp)
+	cmd.RegisterFlagCompletionFunc("signal", cobra.FixedCompletions(
+		[]cobra.Completion{"TERM", "INT", "HUP", "QUIT", "USR1", "USR2", "KILL"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// stopSignal parses --signal.
+func (f *commandFlags) stopSignal() (syscall.Signal, error) { return parseSignal(f.signal) }
+
+// environ returns base with the --env-file and --env variables set, in
+// that order (a later one wins), or nil when there are none (the
+// caller's environment as it is).
+func (f *commandFlags) environ(base []string) ([]string, error) {
+	if len(f.env) == 0 && len(f.envFiles) == 0 {
+		return nil, nil
+	}
+	var set []string
+	for _, p := range f.envFiles {
+		kvs, err := readEnvFile(p)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, kvs...)
+	}
+	for _, kv := range f.env {
+		if !envKey.MatchString(kv) {
+			return nil, fmt.Errorf("--env %q: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", kv)
+		}
+		set = append(set, kv)
+	}
+	return mergeEnv(base, set), nil
+}
+
+// envKey matches the start of KEY=VALUE: a portable variable name (POSIX
+// names of the environment) and the =.
+var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// readEnvFile reads KEY=VALUE lines; an error names the file and line.
+func readEnvFile(path string) ([]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--env-file: %w", err)
+	}
+	defer fh.Close()
+	var kvs []string
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		if !envKey.MatchString(line) {
+			return nil, fmt.Errorf("--env-file %s:%d: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", path, n)
+		}
+		k, v, _ := strings.Cut(line, "=")
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		kvs = append(kvs, k+"="+v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--env-file %s: %w", path, err)
+	}
+	return kvs, nil
+}
+
+// mergeEnv returns base with set applied: a variable set replaces base's
+// entry of the same name, in place; new ones come at the end.
+func mergeEnv(base, set []string) []string {
+	out := append([]string(nil), base...)
+	at := map[string]int{}
+	for i, kv := range out {
+		k, _, _ := strings.Cut(kv, "=")
+		at[k] = i
+	}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := at[k]; ok {
+			out[i] = kv
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}

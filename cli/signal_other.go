@@ -1,0 +1,11 @@
+//go:build !unix
+
+package cli
+
+import (
+	"errors"
+	"syscall"
+)
+
+// parseSignal: tether runs commands on Linux only.
+func parseSignal(s string) (syscall.Signal, error) { return 0, errors.ErrUnsupported }
