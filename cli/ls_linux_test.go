@@ -16,7 +16,7 @@ import (
 func TestLsAndStatusShowWhatPeopleLookFor(t *testing.T) {
 	cgroupParent(t)
 	xdg := stateEnv(t)
-	mustStart(t, xdg, nil, "-q", "--name", "live", "--", "sh", "-c", "sleep 1000 & setsid sleep 1001 & wait")
+	mustStart(t, xdg, nil, "-q", "--name", "live", "--", "sh", "-c", "echo hello-status; sleep 1000 & setsid sleep 1001 & wait")
 	mustStart(t, xdg, nil, "-q", "--name", "done", "--", "sh", "-c", "exit 3")
 	awaitProcs(t, xdg, "live", 3)
 	awaitState(t, xdg, "done", registry.StateStopped)
@@ -41,7 +41,7 @@ func TestLsAndStatusShowWhatPeopleLookFor(t *testing.T) {
 
 	_, text, _ := tetherIn(t, xdg, nil, "status", "live")
 	main := strconv.Itoa(live.MainPID)
-	for _, want := range []string{"main pid:   " + main, "processes:\n  └─" + main + " sh -c", "    ├─", "    └─", "sleep 1001"} {
+	for _, want := range []string{"main pid:   " + main, "processes:\n  └─" + main + " sh -c", "    ├─", "    └─", "sleep 1001", "log (last 10 lines):\n  ", "Z out hello-status\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status live lacks %q:\n%s", want, text)
 		}
@@ -65,8 +65,8 @@ func TestLsAndStatusShowWhatPeopleLookFor(t *testing.T) {
 		t.Fatalf("ls --all has no %s:\n%s", name, table)
 		return nil
 	}
-	if f := row("live"); f[2] != main || f[len(f)-1] != "wait" {
-		t.Errorf("ls row of live = %q, want its main pid %s and command", f, main)
+	if f := row("live"); f[2] != main || f[len(f)-1] != "sl…" {
+		t.Errorf("ls row of live = %q, want its main pid %s and its command cut at 48 runes", f, main)
 	}
 	if l := strings.Join(row("done"), " "); !strings.Contains(l, "exited (3) ") || !strings.Contains(l, " ago ") {
 		t.Errorf("ls row of done = %q, want exited (3) … ago", l)

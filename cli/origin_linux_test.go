@@ -77,6 +77,10 @@ func TestRunIDEverywhere(t *testing.T) {
 		if st.RunID != r.RunID || string(env) != r.RunID {
 			t.Errorf("status run_id = %q, $TETHER_RUN_ID = %q, want the receipt's run_id %q", st.RunID, env, r.RunID)
 		}
+		// The log's header names the run too.
+		if b, err := os.ReadFile(st.Log); err != nil || !strings.Contains(strings.SplitN(string(b), "\n", 2)[0], " # tether-log 1 seq=0 run="+r.RunID) {
+			t.Errorf("log %s header = %q (%v), want run=%s", st.Log, strings.SplitN(string(b), "\n", 2)[0], err, r.RunID)
+		}
 		assertNoSurvivors(t)
 	})
 	t.Run("reap", func(t *testing.T) {

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,13 +14,14 @@ import (
 
 func newStatusCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var lines int
 	cmd := &cobra.Command{
 		Use:   "status NAME [--json]",
 		Short: "Show one session: its state, processes and how it ended",
 		Long: `Show one session, as systemctl status shows a unit: its state, command,
 owner, main pid, age, containment, resources, runtime dir (or that it was
-removed), its processes as a tree, and for an ended session how it ended
-and where its receipt is. --json prints the same as one JSON document
+removed), its processes as a tree, for an ended session how it ended and
+where its receipt is, and the last lines of its log (-n). --json prints the same as one JSON document
 (schema in README: the record's fields, then what is true now).`,
 		Example: `  tether status web
   tether status web --json | jq .processes`,
@@ -38,10 +41,21 @@ and where its receipt is. --json prints the same as one JSON document
 				return printJSON(e, s)
 			}
 			printStatus(e.stdout, s)
+			if lines > 0 {
+				// The tail as tether logs --tail prints it, gaps noted.
+				var tail bytes.Buffer
+				if err := session.Logs(reg, rec.Name, &tail, session.LogOptions{Tail: lines, Timestamps: true, Notes: &tail}); err == nil && tail.Len() > 0 {
+					fmt.Fprintf(e.stdout, "log (last %d lines):\n", lines)
+					for _, l := range strings.SplitAfter(strings.TrimSuffix(tail.String(), "\n"), "\n") {
+						fmt.Fprintf(e.stdout, "  %s", strings.TrimSuffix(l, "\n")+"\n")
+					}
+				}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "show this many of the log's last lines (0: none; not in --json: see tether logs --json)")
 	return cmd
 }
 

@@ -42,10 +42,11 @@ const (
 // and each new generation is created with its header under a temporary
 // name and renamed into place, so a reader never sees a file without one.
 type rotatingLog struct {
-	mu   sync.Mutex
-	path string
-	max  int64
-	keep int
+	mu    sync.Mutex
+	path  string
+	max   int64
+	keep  int
+	runID string // in every file's header
 
 	f      *os.File // nil after a rotation or a failed create: made at the next write
 	n      int64    // bytes in f
@@ -73,7 +74,7 @@ type generation struct {
 	sum    string // set once closed
 }
 
-func openLog(path string, max int64, keep int) (*rotatingLog, error) {
+func openLog(path string, max int64, keep int, runID string) (*rotatingLog, error) {
 	if max <= 0 {
 		max = DefaultLogMax
 	}
@@ -88,7 +89,7 @@ func openLog(path string, max int64, keep int) (*rotatingLog, error) {
 			os.Remove(p)
 		}
 	}
-	l := &rotatingLog{path: path, max: max, keep: keep, lost: make(chan struct{}, 1)}
+	l := &rotatingLog{path: path, max: max, keep: keep, runID: runID, lost: make(chan struct{}, 1)}
 	if err := l.create(); err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (l *rotatingLog) create() error {
 	if err != nil {
 		return err
 	}
-	hdr := headerEntry(time.Now(), l.next)
+	hdr := headerEntry(time.Now(), l.next, l.runID)
 	if _, err = f.Write(hdr); err == nil {
 		err = os.Rename(tmp, l.path)
 	}

@@ -14,7 +14,7 @@ import (
 // what was written to it, across rotations.
 func TestCaptureRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.log")
-	log, err := openLog(path, MinLogMax, 1000)
+	log, err := openLog(path, MinLogMax, 1000, "")
 	if err != nil {
 		t.Fatal(err)
 	}

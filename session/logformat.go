@@ -21,7 +21,7 @@ import (
 //	       quiet time (a prompt, a progress bar), one longer than
 //	       maxEntryPayload, or the last bytes before the stream closed. The
 //	       stream's next entry continues it.
-//	#      the header, first in every file: "tether-log 1 seq=N", N counting
+//	#      the header, first in every file: "tether-log 1 seq=N run=ID", N counting
 //	       the session's generations from 0, so a reader sees which ones
 //	       were rotated away.
 //	!      a gap: output dropped here (the disk refused it), with counts.
@@ -100,18 +100,26 @@ func parseEntry(line []byte) (entry, error) {
 	return entry{Time: t, Kind: line[tsLen+1], Payload: line[prefixLen:]}, nil
 }
 
-// headerEntry returns the encoded header of generation seq.
-func headerEntry(t time.Time, seq int) []byte {
-	return appendEntry(nil, appendTime(nil, t), kindHeader, fmt.Appendf(nil, "%s seq=%d", headerMagic, seq))
+// headerEntry returns the encoded header of generation seq of the log of
+// run runID (the run_id of the session's record and receipt; omitted when
+// empty).
+func headerEntry(t time.Time, seq int, runID string) []byte {
+	p := fmt.Appendf(nil, "%s seq=%d", headerMagic, seq)
+	if runID != "" {
+		p = fmt.Appendf(p, " run=%s", runID)
+	}
+	return appendEntry(nil, appendTime(nil, t), kindHeader, p)
 }
 
-// parseHeader returns the generation number of a header entry.
+// parseHeader returns the generation number of a header entry. Fields
+// after it (run=) are for people and tools reading the file.
 func parseHeader(e entry) (int, bool) {
 	rest, ok := bytes.CutPrefix(e.Payload, []byte(headerMagic+" seq="))
 	if e.Kind != kindHeader || !ok {
 		return 0, false
 	}
-	n, err := strconv.Atoi(string(rest))
+	num, _, _ := bytes.Cut(rest, []byte{' '})
+	n, err := strconv.Atoi(string(num))
 	return n, err == nil && n >= 0
 }
 

@@ -70,7 +70,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		return fail(w, report, err, 125, true)
 	}
 	self.Close()
-	log, err := openLog(reg.LogPath(name), spec.LogMax, spec.LogKeep)
+	log, err := openLog(reg.LogPath(name), spec.LogMax, spec.LogKeep, spec.RunID)
 	if err != nil {
 		return fail(w, report, fmt.Errorf("session %q: log: %w", name, err), 125, true)
 	}
