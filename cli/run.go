@@ -178,6 +178,10 @@ func runRun(e *env, f *runFlags, args []string) error {
 	// receipt.
 	c.RunID = receipt.NewRunID()
 
+	prog := newProgress(e, f.quiet, max(f.grace, 0), "a second ^C kills at once")
+	if prog != nil {
+		c.Progress = func(s receipt.Step) { prog.step("", s) }
+	}
 	track := trackRun(e, f, args, c.RunID)
 	c.Prepared, c.Started, c.BeforeStop = track.Prepared, track.Started, track.Stopping
 	sigs := newSignalLog(c)
@@ -205,6 +209,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 	}
 	waitErr := c.Wait()
 	sigs.close()
+	prog.done("", c.Receipt(), false)
 	r := c.Receipt()
 	if err := track.Finish(r, waitErr); err != nil {
 		e.warnf("run record %s: %v", track.Name(), err)
@@ -226,7 +231,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 		msgs = append(msgs, waitErr)
 	}
 	if !f.quiet {
-		summarize(e, r)
+		summarize(e, r, prog.reported(""))
 	}
 	if err := out.write(e, r); err != nil {
 		msgs = append(msgs, err)
@@ -250,8 +255,10 @@ func startError(name string, err error) error {
 	return fmt.Errorf("cannot start %s: %w", name, err)
 }
 
-// summarize tells the user on stderr what tether had to do beyond waiting.
-func summarize(e *env, r *receipt.Receipt) {
+// summarize tells the user on stderr what tether had to do beyond waiting;
+// whether the kill was needed only when the progress report has not said
+// so already.
+func summarize(e *env, r *receipt.Receipt, reported bool) {
 	if r.Exit.OOMKilled {
 		e.warnf("main process was OOM-killed: the group hit its memory limit (%d OOM kills)", r.Limits.Outcome.OOMKills)
 	} else if r.Limits != nil && r.Limits.Outcome != nil && r.Limits.Outcome.OOMKills > 0 {
@@ -266,7 +273,7 @@ func summarize(e *env, r *receipt.Receipt) {
 	if r.StragglersTotal > 0 {
 		e.warnf("main process exited; stopped %d stragglers it left (see the receipt)", r.StragglersTotal)
 	}
-	if r.Evidence.KillUsed {
+	if r.Evidence.KillUsed && !reported {
 		e.warnf("members outlived the grace period and were killed")
 	}
 }

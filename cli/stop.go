@@ -64,7 +64,16 @@ stops on their own).`,
 			wait := max(grace, 0) + 10*time.Minute
 			killCh, abandon, stop := stopSignals()
 			defer stop()
-			results := session.StopMany(reg, args, req, wait, killCh, abandon)
+			var g time.Duration
+			if cmd.Flags().Changed("grace") {
+				g = grace
+			}
+			prog := newProgress(e, false, g, "^C kills at once")
+			var onStep func(string, receipt.Step)
+			if prog != nil {
+				onStep = prog.step
+			}
+			results := session.StopMany(reg, args, req, wait, killCh, abandon, onStep)
 			receipts := []*receipt.Receipt{}
 			var errs []error
 			code := ExitFailure
@@ -78,6 +87,7 @@ stops on their own).`,
 					continue
 				}
 				receipts = append(receipts, r.Receipt)
+				prog.done(r.Name, r.Receipt, true)
 				if !asJSON {
 					fmt.Fprintf(e.stdout, "%s\tstopped (%s), confirmed %t\n", r.Name, r.Receipt.Stop.Reason, r.Receipt.StopConfirmed)
 				}

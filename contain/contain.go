@@ -147,6 +147,11 @@ type Cmd struct {
 	// decided and before the stop protocol touches the group (a session
 	// supervisor stops the sessions it owns there first).
 	BeforeStop func(reason string)
+	// Progress, if set, is called with each step of the stop protocol as
+	// it is recorded (term, grace, kill, ...), from the goroutine running
+	// the protocol: for reports to a person while a stop takes its time.
+	// It must not block.
+	Progress func(receipt.Step)
 	// AdoptOrphans declares that this program starts no children except
 	// through this Cmd, so every orphan reparented to it belongs to the
 	// group. Only the fallback mechanism needs it; without it the fallback

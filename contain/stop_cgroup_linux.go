@@ -15,7 +15,8 @@ func (p *protocol) runCgroup() {
 	leaf := p.c.leaf
 	s := &stop.Run{
 		Leaf: leaf, GraceNow: p.grace, KillWait: p.killWait(), Skip: p.c.skipCh, T0: p.t0, Signal: p.c.StopSignal,
-		Member: func(h *identity.Handle) { p.straggler(h.Token) },
+		Member:   func(h *identity.Handle) { p.straggler(h.Token) },
+		Progress: p.c.Progress,
 	}
 	s.Reap = func(deadline time.Time) (string, error) {
 		mainOK := p.awaitMain(deadline)

@@ -132,6 +132,9 @@ func (p *protocol) stepFrom(now time.Time, name, observed string, members int, e
 		s.Error = err.Error()
 	}
 	p.steps = append(p.steps, s)
+	if p.c.Progress != nil {
+		p.c.Progress(s)
+	}
 }
 
 // grace is the grace period in force now: SetGrace may change it while

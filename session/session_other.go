@@ -35,7 +35,7 @@ func Stop(reg *registry.Registry, name string, grace, wait time.Duration) (*rece
 }
 
 // StopMany is not implemented on this system.
-func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}) []StopResult {
+func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
 	out := make([]StopResult, len(names))
 	for i, n := range names {
 		out[i] = StopResult{Name: n, Err: errors.ErrUnsupported}

@@ -26,7 +26,7 @@ func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Du
 	if grace < 0 {
 		req.GraceMS = -1
 	}
-	r := StopMany(reg, []string{name}, req, wait, nil, nil)[0]
+	r := StopMany(reg, []string{name}, req, wait, nil, nil, nil)[0]
 	return r.Receipt, r.Err
 }
 
@@ -36,8 +36,10 @@ func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Du
 // the stops not yet ended are escalated (their members are killed at once);
 // once abandon is closed, StopMany stops waiting and reports those stops as
 // ErrStillStopping (their supervisors go on with them). Nil channels never
-// fire. Every session is attempted even when one fails.
-func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}) []StopResult {
+// fire. progress, if set, is called with each step of each supervisor's
+// stop protocol as the supervisor records it. Every session is attempted
+// even when one fails.
+func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
 	out := make([]StopResult, len(names))
 	var waits []*stopping
 	for i, name := range names {
@@ -61,6 +63,7 @@ func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time
 			for _, s := range waits {
 				out[s.i].Err = registry.Errorf(s.name, ErrStillStopping, "still stopping: stopped waiting; its supervisor goes on stopping it")
 				s.sup.Close()
+				s.progress.close()
 			}
 			return out
 		default:
@@ -80,6 +83,7 @@ func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time
 			for _, s := range waits {
 				out[s.i].Err = registry.Errorf(s.name, ErrStillStopping, "still stopping after %s: its supervisor goes on", wait)
 				s.sup.Close()
+				s.progress.close()
 			}
 			return out
 		}
@@ -87,11 +91,18 @@ func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time
 		waits[0].sup.WaitExit(min(left, 50*time.Millisecond))
 		keep := waits[:0]
 		for _, s := range waits {
-			if !s.sup.Exited() {
+			exited := s.sup.Exited() // before the read: every step it wrote is then there
+			if progress != nil {
+				for _, step := range s.progress.next() {
+					progress(s.name, step)
+				}
+			}
+			if !exited {
 				keep = append(keep, s)
 				continue
 			}
 			s.sup.Close()
+			s.progress.close()
 			out[s.i].Receipt, out[s.i].Err = s.result(reg)
 		}
 		waits = keep
@@ -107,6 +118,8 @@ type stopping struct {
 	rec  *registry.Record // as read when the stop was requested
 	sup  *identity.Handle
 	werr error // a request that could not be written (the signals went anyway)
+	// progress reads the steps the supervisor reports as it stops.
+	progress progressReader
 }
 
 // requestStop leaves req in the session's runtime dir and signals its
@@ -127,7 +140,7 @@ func requestStop(reg *registry.Registry, name string, req StopRequest) (*stoppin
 	if err != nil {
 		return nil, err
 	}
-	s := &stopping{reg: reg, name: name, rec: rec, sup: h}
+	s := &stopping{reg: reg, name: name, rec: rec, sup: h, progress: progressReader{path: filepath.Join(rec.RuntimeDir, progressFile)}}
 	if err := s.send(req); err != nil {
 		if h.Exited() {
 			return s, nil // it ended meanwhile and released its runtime dir
@@ -215,7 +228,7 @@ func stopFamily(reg *registry.Registry, sup string, kill <-chan struct{}) {
 	for i, r := range fam {
 		names[i] = r.Name
 	}
-	StopMany(reg, names, StopRequest{Reason: "request"}, familyWait, kill, nil)
+	StopMany(reg, names, StopRequest{Reason: "request"}, familyWait, kill, nil, nil)
 }
 
 // familyWait bounds the wait for the sessions a stopping session owns.

@@ -93,6 +93,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	c.RunID = spec.RunID
 	c.Stdout, c.Stderr = stdout, stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
+	c.Progress = writeProgress(rec.RuntimeDir)
 	c.StopSignal = unix.SignalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent

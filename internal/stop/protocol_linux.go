@@ -39,6 +39,9 @@ type Run struct {
 	// Finish, if set, runs before the leaf is removed (read counters of
 	// the group, remove the v1 leaves once it is empty).
 	Finish func(empty bool)
+	// Progress, if set, is called with each step as it is recorded (for
+	// a person watching a long stop); it must not block.
+	Progress func(receipt.Step)
 
 	Steps    []receipt.Step
 	Evidence receipt.Evidence
@@ -112,6 +115,9 @@ func (r *Run) stepFrom(at time.Time, name, observed string, members int, err err
 		s.Error = err.Error()
 	}
 	r.Steps = append(r.Steps, s)
+	if r.Progress != nil {
+		r.Progress(s)
+	}
 }
 
 // term thaws a frozen leaf and sends the stop signal (then SIGCONT) to
