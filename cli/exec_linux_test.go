@@ -111,13 +111,17 @@ func TestExecExitAndRefusals(t *testing.T) {
 	})
 
 	t.Run("forwards signals", func(t *testing.T) {
-		cmd, out, stderr := tetherCmd(t, "exec", "s", "--", "sh", "-c", `trap 'echo got USR1; exit 9' USR1; echo ready; while :; do sleep 0.05; done`)
+		ready := filepath.Join(t.TempDir(), "ready")
+		cmd, out, stderr := tetherCmd(t, "exec", "s", "--", "sh", "-c", `trap 'echo got USR1; exit 9' USR1; : > "$0"; while :; do sleep 0.05; done`, ready)
 		cmd.Env = append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg)
 		if err := startCmd(cmd); err != nil {
 			t.Fatal(err)
 		}
-		for t0 := time.Now(); !strings.Contains(out.String(), "ready") && time.Since(t0) < 10*time.Second; {
-			time.Sleep(10 * time.Millisecond)
+		// The buffers are os/exec's until Wait: readiness goes through a file.
+		for t0 := time.Now(); time.Since(t0) < 10*time.Second; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
 		}
 		cmd.Process.Signal(syscall.SIGUSR1)
 		cmd.Wait()

@@ -43,6 +43,7 @@ const (
 	reuseBinEnv    = "TETHER_REUSE_TETHER"
 	reuseCyclesEnv = "TETHER_REUSE_CYCLES"
 	reuseLogEnv    = "TETHER_REUSE_LOG"
+	reuseTIDEnv    = "TETHER_REUSE_TID" // the thread id a thread innocent is to hold
 	reusePidMax    = 400
 	reuseLastPid   = "/proc/sys/kernel/ns_last_pid"
 	// reuseWait bounds every wait of the driver: a hang guard, never an
@@ -880,7 +881,7 @@ func (r *reuseRig) placeThread(c *reuseCycle, inn *reuseInnocent) error {
 			return err
 		}
 		cmd := exec.Command(r.self)
-		cmd.Env = append(reuseSetenv(r.env, reuseModeEnv, "threads"), reuseLogEnv+"="+inn.log)
+		cmd.Env = append(reuseSetenv(r.env, reuseModeEnv, "threads"), reuseLogEnv+"="+inn.log, reuseTIDEnv+"="+strconv.Itoa(inn.Held))
 		if err := cmd.Start(); err != nil {
 			return err
 		}
@@ -932,6 +933,23 @@ func reuseThreads() int {
 		}()
 	}
 	wg.Wait()
+	// More threads until one holds the wanted id or the ids pass it: the
+	// rig's own runtime may take ids between the ns_last_pid write and
+	// these threads (under load and -race it does), which a fixed number
+	// of threads missed.
+	if want, err := strconv.Atoi(os.Getenv(reuseTIDEnv)); err == nil {
+		for range 64 {
+			tids := make(chan int)
+			go func() {
+				runtime.LockOSThread()
+				tids <- syscall.Gettid()
+				select {}
+			}()
+			if tid := <-tids; tid >= want {
+				break
+			}
+		}
+	}
 	if err := os.WriteFile(log+".ready", []byte("ready\n"), 0o600); err != nil {
 		return 1
 	}
