@@ -113,6 +113,9 @@ func (c *Cmd) checkOptions() error {
 	if c.StopSignal != 0 {
 		return ErrStopSignal
 	}
+	if c.CgroupParent != "" {
+		return fmt.Errorf("contain: cgroup parent %q: %w on Windows (runs are contained in a job object)", c.CgroupParent, errors.ErrUnsupported)
+	}
 	if c.Mechanism != "" && c.Mechanism != receipt.MechanismJobObject {
 		return fmt.Errorf("contain: mechanism %q: %w on Windows (the mechanism is %s)", c.Mechanism, errors.ErrUnsupported, receipt.MechanismJobObject)
 	}
