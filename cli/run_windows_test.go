@@ -74,8 +74,12 @@ func scratchDir(t *testing.T) string {
 func treeArgs(t *testing.T, dir, then string, flags ...string) []string {
 	exe, _ := os.Executable()
 	args := append([]string{"run"}, flags...)
-	return append(args, "-e", asTetherEnv+"=0", "-e", helperEnv+"=tree", "--", exe, "tag-"+marker(t), dir, then)
+	return append(args, "-e", asTetherEnv+"=0", "-e", helperEnv+"=tree", "--", exe, wineTag(t), dir, then)
 }
+
+// wineTag is t's marker as it appears in the command lines of its
+// processes; .ci/wine/test.sh looks for the prefix after the tests.
+func wineTag(t *testing.T) string { return "tether-wine-test-cli-" + marker(t) }
 
 // liveMarked lists the processes whose command line holds t's marker, as
 // Linux sees them through Wine's Z: drive.
@@ -88,7 +92,7 @@ func liveMarked(t *testing.T) []string {
 	}
 	for _, e := range ents {
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte("tag-"+marker(t))) {
+		if err == nil && bytes.Contains(b, []byte(wineTag(t))) {
 			out = append(out, e.Name())
 		}
 	}
