@@ -74,6 +74,9 @@ func temp(filename string, data []byte, perm os.FileMode, durable bool) (name st
 
 // syncDir makes a rename or link in dir survive a crash of the machine.
 func syncDir(dir string) error {
+	if !dirSync {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("atomicfile: sync dir: %w", err)

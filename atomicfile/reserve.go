@@ -62,6 +62,9 @@ func (r *Reservation) Commit(data []byte) error {
 		return err
 	}
 	if r.ours() {
+		if closeBeforeRename {
+			r.f.Close()
+		}
 		err = os.Rename(tmp, r.path)
 	} else if err = os.Link(tmp, r.path); err == nil {
 		os.Remove(tmp)

@@ -144,6 +144,7 @@ own failures and usage errors exit 125 as timeout(1)'s do.`,
 	root.AddCommand(newExecCmd(e), newEnvCmd(e))
 	root.AddCommand(newDoctorCmd(e))
 	addCompletionCmd(root)
+	gateCommands(root)
 	root.InitDefaultHelpCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "help" {

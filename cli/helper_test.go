@@ -27,6 +27,9 @@ func runHelper(name string, args []string) int {
 		n, _ := strconv.Atoi(args[0])
 		return interleave(n)
 	}
+	if code, ok := runOSHelper(name, args); ok {
+		return code
+	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 	return 2
 }

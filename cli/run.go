@@ -359,6 +359,9 @@ func (s *signalLog) first() syscall.Signal {
 // recover the run if tether dies. Without a usable state directory the run
 // goes on without one, and says so.
 func trackRun(e *env, f *runFlags, args []string, runID string) *session.RunTracker {
+	if !runRecords {
+		return nil
+	}
 	reg, err := openRegistry(e)
 	var t *session.RunTracker
 	if err == nil {

@@ -269,48 +269,6 @@ func (c *Cmd) buildExec() (*exec.Cmd, error) {
 	return ec, nil
 }
 
-func (c *Cmd) stdin() (io.Reader, error) {
-	if c.Stdin == nil {
-		return nil, nil
-	}
-	if f, ok := c.Stdin.(*os.File); ok {
-		return f, nil
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	c.sys.stdinW = w
-	c.sys.childEnds = append(c.sys.childEnds, r)
-	go func() {
-		io.Copy(w, c.Stdin)
-		w.Close()
-	}()
-	return r, nil
-}
-
-func (c *Cmd) output(dst io.Writer) (io.Writer, error) {
-	if dst == nil {
-		return nil, nil
-	}
-	if f, ok := dst.(*os.File); ok {
-		return f, nil
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	c.sys.childEnds = append(c.sys.childEnds, w)
-	c.sys.outR = append(c.sys.outR, r)
-	c.sys.copies.Add(1)
-	go func() {
-		defer c.sys.copies.Done()
-		io.Copy(dst, r)
-		r.Close()
-	}()
-	return w, nil
-}
-
 // processRecord describes a member for the receipt. The argv is what
 // /proc showed when the member was found; a process caught inside execve
 // shows none for a moment, so an empty one is read again briefly.

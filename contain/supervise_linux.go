@@ -46,30 +46,6 @@ func (c *Cmd) supervise() {
 	c.finish(p)
 }
 
-// copyCutoff bounds how long the output copies may drain once the stop
-// protocol has ended.
-const copyCutoff = time.Second
-
-// awaitCopies waits for the output copies to reach EOF, and past
-// copyCutoff cuts them off by closing the pipes' read ends: a member that
-// could not be stopped, or a process it handed the pipe to, may hold the
-// write end forever. Either way the copies have returned when it returns,
-// so nothing is written to the caller's writers after Wait (os/exec's
-// WaitDelay does the same).
-func (c *Cmd) awaitCopies() {
-	copied := make(chan struct{})
-	go func() { c.sys.copies.Wait(); close(copied) }()
-	select {
-	case <-copied:
-		return
-	case <-time.After(copyCutoff):
-	}
-	for _, r := range c.sys.outR {
-		r.Close() // ends a Read in progress (the pipe is in the poller)
-	}
-	<-copied
-}
-
 // waitEmpty keeps the group running after the main process exited, until
 // it is empty by itself (ReasonEmpty), the timeout, or a stop request.
 func (c *Cmd) waitEmpty(timeout <-chan time.Time) string {

@@ -24,6 +24,10 @@ const (
 	// MechanismFallback is child subreaper + own process group + parent
 	// death signal, with descendants found by walking the process tree.
 	MechanismFallback Mechanism = "fallback"
+	// MechanismJobObject is a Windows Job Object the command is created in
+	// (PROC_THREAD_ATTRIBUTE_JOB_LIST), with breakaway denied and
+	// KILL_ON_JOB_CLOSE; TerminateJobObject stops every member.
+	MechanismJobObject Mechanism = "job-object"
 )
 
 // Receipt is the record of one run.
@@ -45,6 +49,7 @@ type Receipt struct {
 	// Caveats says what the mechanism in force cannot guarantee.
 	Caveats []string `json:"caveats"`
 	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
+	Job     *Job     `json:"job,omitempty"`
 
 	Limits *Limits `json:"limits,omitempty"`
 
@@ -121,6 +126,24 @@ type Cgroup struct {
 	Delegation string `json:"delegation,omitempty"`
 	// Scope is the systemd scope tether took for the run, if any.
 	Scope string `json:"scope,omitempty"`
+}
+
+// Job describes the Windows Job Object the run was contained in.
+type Job struct {
+	// Flags are the limit flags set on the job, by name.
+	Flags []string `json:"flags"`
+	// Nested says tether itself ran inside a job (a CI runner's, say), so
+	// the run's job is nested in it.
+	Nested bool `json:"nested"`
+	// TotalProcesses counts every process that was ever in the job, and
+	// ActiveProcesses those still in it when the job was closed, as the
+	// job's basic accounting reported them.
+	TotalProcesses  uint32 `json:"total_processes"`
+	ActiveProcesses uint32 `json:"active_processes"`
+	// Closed says tether closed its handle to the job.
+	Closed bool `json:"closed"`
+	// Wine is the Wine version the run happened under, empty on Windows.
+	Wine string `json:"wine,omitempty"`
 }
 
 // CPU is the CPU time used by the whole group.

@@ -1,0 +1,204 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tether-run/tether/receipt"
+)
+
+// Windows: tether run through the real CLI under Wine (or Windows). The
+// command tether runs is this test binary again as a helper; -e turns
+// tether's asTetherEnv off for it. Every process carries the test's
+// marker in its command line, so that survivors can be found from Linux,
+// where every Wine process has PPID 1.
+
+// runOSHelper runs the Windows helpers: "tree" starts a sleeper, waits
+// for it, then exits with args[1] (or sleeps with "stay").
+func runOSHelper(name string, args []string) (int, bool) {
+	switch name {
+	case "sleeper":
+		os.WriteFile(filepath.Join(args[1], "sleeper"), nil, 0o644)
+		time.Sleep(time.Hour)
+		return 0, true
+	case "tree":
+		exe, _ := os.Executable()
+		c := exec.Command(exe, args[0], args[1])
+		c.Env = append(withoutEnv(os.Environ(), helperEnv), helperEnv+"=sleeper")
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "tree:", err)
+			return 1, true
+		}
+		for i := 0; i < 3000; i++ {
+			if _, err := os.Stat(filepath.Join(args[1], "sleeper")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if args[2] == "stay" {
+			time.Sleep(time.Hour)
+		}
+		code, _ := strconv.Atoi(args[2])
+		return code, true
+	}
+	return 0, false
+}
+
+// scratchDir is a directory removed entry by entry: under Wine 8,
+// os.RemoveAll (and t.TempDir's cleanup) fails.
+func scratchDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tether-cli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+		os.Remove(dir)
+	})
+	return dir
+}
+
+// treeArgs is `tether run` of the tree helper, marked for t.
+func treeArgs(t *testing.T, dir, then string, flags ...string) []string {
+	exe, _ := os.Executable()
+	args := append([]string{"run"}, flags...)
+	return append(args, "-e", asTetherEnv+"=0", "-e", helperEnv+"=tree", "--", exe, wineTag(t), dir, then)
+}
+
+// wineTag is t's marker as it appears in the command lines of its
+// processes; .ci/wine/test.sh looks for the prefix after the tests.
+func wineTag(t *testing.T) string { return "tether-wine-test-cli-" + marker(t) }
+
+// liveMarked lists the processes whose command line holds t's marker, as
+// Linux sees them through Wine's Z: drive.
+func liveMarked(t *testing.T) []string {
+	var out []string
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Logf("/proc not readable: no survivor check")
+		return nil
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte(wineTag(t))) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// checkNoSurvivors waits, under a hang guard, for every marked process to
+// be gone.
+func checkNoSurvivors(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(runDeadline)
+	for {
+		live := liveMarked(t)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("survivors (Linux pids): %v", live)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readReceipt(t *testing.T, path string) *receipt.Receipt {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r receipt.Receipt
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("receipt: %v\n%s", err, b)
+	}
+	return &r
+}
+
+func TestWindowsRunExitCodeAndReceipt(t *testing.T) {
+	dir := scratchDir(t)
+	rpath := filepath.Join(dir, "receipt.json")
+	code, _, stderr := tether(t, treeArgs(t, dir, "7", "--receipt", rpath)...)
+	if code != 7 {
+		t.Fatalf("tether run = exit %d, want 7; stderr: %s", code, stderr)
+	}
+	r := readReceipt(t, rpath)
+	if r.Mechanism != receipt.MechanismJobObject || !r.StopConfirmed || r.StragglersTotal < 1 || r.Job == nil || r.Job.TotalProcesses < 2 {
+		t.Errorf("receipt: mechanism %q confirmed %v stragglers %d job %+v; want job-object, confirmed, >= 1 straggler, >= 2 processes",
+			r.Mechanism, r.StopConfirmed, r.StragglersTotal, r.Job)
+	}
+	if !strings.Contains(stderr, "stragglers") {
+		t.Errorf("stderr %q does not report the stragglers", stderr)
+	}
+	checkNoSurvivors(t)
+}
+
+func TestWindowsRunTimeout(t *testing.T) {
+	dir := scratchDir(t)
+	code, _, stderr := tether(t, treeArgs(t, dir, "stay", "--timeout", "2", "--grace", "0")...)
+	if code != 124 {
+		t.Fatalf("tether run --timeout = exit %d, want 124; stderr: %s", code, stderr)
+	}
+	checkNoSurvivors(t)
+}
+
+// TestWindowsTetherKilled: tether dies while its run holds a tree; the
+// job dies with it (KILL_ON_JOB_CLOSE).
+func TestWindowsTetherKilled(t *testing.T) {
+	dir := scratchDir(t)
+	cmd, _, _ := tetherCmd(t, treeArgs(t, dir, "stay")...)
+	if err := startCmd(cmd); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(runDeadline); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "sleeper")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sleeper never started")
+		}
+	}
+	if live := liveMarked(t); len(live) < 2 {
+		t.Errorf("before the kill: %d marked processes seen, want >= 2 (the check could not see a leak)", len(live))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	checkNoSurvivors(t)
+}
+
+func TestWindowsRefusals(t *testing.T) {
+	exe, _ := os.Executable()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"start", "--", exe}, 1, "not supported on Windows yet"},
+		{[]string{"ls"}, 1, "not supported on Windows yet"},
+		{[]string{"reap"}, 1, "not supported on Windows yet"},
+		{[]string{"doctor"}, 1, "not supported on Windows yet"},
+		{[]string{"exec", "x", "--", exe}, 125, "not supported on Windows yet"},
+		{[]string{"run", "--signal", "INT", "--", exe}, 125, "not supported on Windows"},
+		{[]string{"run", "--memory", "1G", "--", exe}, 125, "not applied on Windows yet"},
+		{[]string{"run", "--", "tether-no-such-program"}, 127, "not found"},
+	} {
+		code, _, stderr := tether(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("tether %s = exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
+		}
+	}
+}

@@ -1,0 +1,444 @@
+package contain
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/windows"
+)
+
+var (
+	// ErrNoJob is wrapped by Start when the Job Object cannot be created
+	// or set up. Nothing was started: without the job there is no run.
+	ErrNoJob = errors.New("contain: cannot create the job object")
+	// ErrStopSignal is returned by Start when StopSignal is set: on
+	// Windows the polite stop is always CTRL_BREAK_EVENT.
+	ErrStopSignal = errors.New("contain: a stop signal cannot be chosen on Windows (the polite stop is CTRL_BREAK_EVENT)")
+)
+
+// killExitCode is the exit code TerminateJobObject gives every member:
+// 128+9, what a shell reports for a process killed by SIGKILL on Unix.
+const killExitCode = 137
+
+type sysState struct {
+	job       *job
+	proc      windows.Handle // the main process
+	pid       uint32
+	exitCh    chan exitResult
+	exit      *exitResult
+	copies    sync.WaitGroup
+	outR      []*os.File
+	stdinW    *os.File
+	childEnds []*os.File
+}
+
+type exitResult struct {
+	code uint32
+	err  error
+	at   time.Time
+}
+
+func (c *Cmd) start() (err error) {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return ErrStarted
+	}
+	c.started = true
+	c.chans()
+	c.mu.Unlock()
+
+	cwd := c.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if c.RunID == "" {
+		c.RunID = receipt.NewRunID()
+	}
+	c.rec = receipt.Receipt{
+		SchemaVersion: receipt.SchemaVersion,
+		RunID:         c.RunID,
+		Tether:        receipt.CurrentBuild(),
+		Host:          receipt.CurrentHost(),
+		Argv:          append([]string(nil), c.Args...),
+		Cwd:           cwd,
+		StartedAt:     time.Now().UTC(),
+		Exit:          receipt.Exit{Code: 125, MainStatus: -1},
+	}
+	defer func() {
+		if err != nil {
+			c.failStart(err)
+		}
+	}()
+	if c.Err != nil {
+		return c.Err
+	}
+	if err := c.checkOptions(); err != nil {
+		return err
+	}
+	j, err := newJob()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoJob, err)
+	}
+	c.sys.job = j
+	c.rec.Mechanism = receipt.MechanismJobObject
+	c.rec.Caveats = jobCaveats()
+	c.rec.Job = &receipt.Job{Flags: jobFlagNames, Nested: j.nested, Wine: wineVersion()}
+	if c.Prepared != nil {
+		if err := c.Prepared(&c.rec); err != nil {
+			return err
+		}
+	}
+	if err := c.launch(); err != nil {
+		return err
+	}
+	if c.Started != nil {
+		c.Started(&c.rec)
+	}
+	go c.supervise()
+	return nil
+}
+
+// checkOptions refuses what the job mechanism does not do yet, before
+// anything is created.
+func (c *Cmd) checkOptions() error {
+	if c.StopSignal != 0 {
+		return ErrStopSignal
+	}
+	if c.CgroupParent != "" {
+		return fmt.Errorf("contain: cgroup parent %q: %w on Windows (runs are contained in a job object)", c.CgroupParent, errors.ErrUnsupported)
+	}
+	if c.Mechanism != "" && c.Mechanism != receipt.MechanismJobObject {
+		return fmt.Errorf("contain: mechanism %q: %w on Windows (the mechanism is %s)", c.Mechanism, errors.ErrUnsupported, receipt.MechanismJobObject)
+	}
+	if c.Limits.IsZero() {
+		return nil
+	}
+	const why = "limits are not applied on Windows yet"
+	if !c.BestEffortLimits {
+		return fmt.Errorf("contain: %w: %s", errors.ErrUnsupported, why)
+	}
+	l := &receipt.Limits{Mode: "best-effort"}
+	add := func(name, v string) {
+		l.NotApplied = append(l.NotApplied, receipt.LimitUnset{Name: name, Requested: v, Reason: why})
+	}
+	s := c.Limits
+	if s.Memory > 0 {
+		add("memory", fmt.Sprint(s.Memory))
+	}
+	if s.MemoryHigh > 0 {
+		add("memory_high", fmt.Sprint(s.MemoryHigh))
+	}
+	if s.SwapSet {
+		add("swap", fmt.Sprint(s.Swap))
+	}
+	if s.CPUs > 0 {
+		add("cpus", fmt.Sprint(s.CPUs))
+	}
+	if s.Pids > 0 {
+		add("pids", fmt.Sprint(s.Pids))
+	}
+	c.rec.Limits = l
+	return nil
+}
+
+// jobCaveats says what the job mechanism cannot guarantee here.
+func jobCaveats() []string {
+	cv := []string{
+		"the polite stop is CTRL_BREAK_EVENT to the command's process group: it reaches only console processes of that group on tether's console; others (GUI programs, processes with a group or console of their own) get no polite request and are ended by TerminateJobObject after the grace",
+		"work the command hands to a process outside the job (a service, a COM or WMI server, the Task Scheduler) is not in the job and is not stopped",
+		"member identity is pid + creation time through a held process handle; the receipt's boot_id is empty on Windows",
+	}
+	if v := wineVersion(); v != "" {
+		cv = append(cv, "under Wine "+v+", not Windows: Wine implements job membership, breakaway denial, KILL_ON_JOB_CLOSE and TerminateJobObject, but not job limits; timings and exit codes are Wine's")
+	}
+	return cv
+}
+
+// launch creates the main process inside the job: the attribute list's
+// PROC_THREAD_ATTRIBUTE_JOB_LIST puts it there before its first
+// instruction, so no instant exists in which it is outside. Only its three
+// standard handles are inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST).
+func (c *Cmd) launch() error {
+	std, err := c.stdHandles()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, h := range std {
+			windows.CloseHandle(h)
+		}
+	}()
+	attrs, err := windows.NewProcThreadAttributeList(2)
+	if err != nil {
+		return os.NewSyscallError("InitializeProcThreadAttributeList", err)
+	}
+	defer attrs.Delete()
+	jobs := []windows.Handle{c.sys.job.h}
+	if err := attrs.Update(procThreadAttributeJobList, unsafe.Pointer(&jobs[0]), unsafe.Sizeof(jobs[0])); err != nil {
+		return os.NewSyscallError("UpdateProcThreadAttribute(JOB_LIST)", err)
+	}
+	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&std[0]), uintptr(len(std))*unsafe.Sizeof(std[0])); err != nil {
+		return os.NewSyscallError("UpdateProcThreadAttribute(HANDLE_LIST)", err)
+	}
+	si := &windows.StartupInfoEx{ProcThreadAttributeList: attrs.List()}
+	si.Cb = uint32(unsafe.Sizeof(*si))
+	si.Flags = windows.STARTF_USESTDHANDLES
+	si.StdInput, si.StdOutput, si.StdErr = std[0], std[1], std[2]
+
+	app, err := windows.UTF16PtrFromString(c.Path)
+	if err != nil {
+		return &os.PathError{Op: "CreateProcess", Path: c.Path, Err: err}
+	}
+	cmdline, err := windows.UTF16PtrFromString(windows.ComposeCommandLine(c.Args))
+	if err != nil {
+		return &os.PathError{Op: "CreateProcess", Path: c.Path, Err: err}
+	}
+	env, err := envBlock(c.env())
+	if err != nil {
+		return err
+	}
+	var dir *uint16
+	if c.Dir != "" {
+		if dir, err = windows.UTF16PtrFromString(c.Dir); err != nil {
+			return &os.PathError{Op: "CreateProcess", Path: c.Dir, Err: err}
+		}
+	}
+	flags := uint32(windows.CREATE_UNICODE_ENVIRONMENT | windows.EXTENDED_STARTUPINFO_PRESENT | windows.CREATE_NEW_PROCESS_GROUP)
+	var pi windows.ProcessInformation
+	err = windows.CreateProcess(app, cmdline, nil, nil, true, flags, &env[0], dir, &si.StartupInfo, &pi)
+	for _, f := range c.sys.childEnds {
+		f.Close()
+	}
+	c.sys.childEnds = nil
+	if err != nil {
+		return &os.PathError{Op: "CreateProcess", Path: c.Path, Err: err}
+	}
+	windows.CloseHandle(pi.Thread)
+	c.sys.proc, c.sys.pid = pi.Process, pi.ProcessId
+	// The proof that the job held it from the start: nothing else could
+	// have put it there before this check.
+	if in, err := isProcessInJob(pi.Process, c.sys.job.h); err != nil || !in {
+		windows.TerminateProcess(pi.Process, killExitCode)
+		c.startMain()
+		c.abortStarted(fmt.Errorf("%w: CreateProcess with PROC_THREAD_ATTRIBUTE_JOB_LIST left it outside the job (%v)", ErrPlacement, err))
+		return ErrPlacement
+	}
+	c.startMain()
+	return nil
+}
+
+// startMain records the main process and waits for its exit in the
+// background.
+func (c *Cmd) startMain() {
+	h := c.sys.proc
+	c.Process, _ = os.FindProcess(int(c.sys.pid))
+	var mainTok string
+	if dup, err := dupHandle(h, false); err == nil {
+		if m := c.sys.job.adopt(c.sys.pid, dup); m != nil {
+			mainTok = m.token
+			c.rec.Main = &receipt.Process{PID: int(c.sys.pid), Token: m.token, Argv: append([]string(nil), c.Args...), StartedAt: m.started}
+		}
+	}
+	if mainTok == "" {
+		c.rec.Main = &receipt.Process{PID: int(c.sys.pid), Argv: append([]string(nil), c.Args...)}
+	}
+	c.sys.exitCh = make(chan exitResult, 1)
+	go func() {
+		var ex exitResult
+		if _, err := windows.WaitForSingleObject(h, windows.INFINITE); err != nil {
+			ex.err = os.NewSyscallError("WaitForSingleObject", err)
+		} else if err := windows.GetExitCodeProcess(h, &ex.code); err != nil {
+			ex.err = os.NewSyscallError("GetExitCodeProcess", err)
+		}
+		ex.at = time.Now()
+		c.sys.exitCh <- ex
+	}()
+}
+
+// stdHandles returns inheritable duplicates of the command's standard
+// handles: the caller's files as they are, pipes for other readers and
+// writers, NUL for nil.
+func (c *Cmd) stdHandles() ([]windows.Handle, error) {
+	in, err := c.stdin()
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.output(c.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	errw, err := c.output(c.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	var std []windows.Handle
+	for i, v := range []any{in, out, errw} {
+		f, _ := v.(*os.File)
+		if f == nil {
+			f, err = os.OpenFile(os.DevNull, map[bool]int{true: os.O_RDONLY, false: os.O_WRONLY}[i == 0], 0)
+			if err != nil {
+				break
+			}
+			c.sys.childEnds = append(c.sys.childEnds, f)
+		}
+		var h windows.Handle
+		if h, err = dupHandle(windows.Handle(f.Fd()), true); err != nil {
+			err = fmt.Errorf("contain: standard handle %d: %w", i, err)
+			break
+		}
+		std = append(std, h)
+	}
+	if err != nil {
+		for _, h := range std {
+			windows.CloseHandle(h)
+		}
+		return nil, err
+	}
+	return std, nil
+}
+
+// dupHandle duplicates h within this process.
+func dupHandle(h windows.Handle, inherit bool) (windows.Handle, error) {
+	self := windows.CurrentProcess()
+	var d windows.Handle
+	if err := windows.DuplicateHandle(self, h, self, &d, 0, inherit, windows.DUPLICATE_SAME_ACCESS); err != nil {
+		return 0, os.NewSyscallError("DuplicateHandle", err)
+	}
+	return d, nil
+}
+
+// env is the command's environment: Env (nil: ours) with the run id set.
+// Windows names are case-insensitive.
+func (c *Cmd) env() []string {
+	base := c.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+2)
+	hasRoot := false
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.EqualFold(name, RunIDEnv):
+			continue
+		case strings.EqualFold(name, "SYSTEMROOT"):
+			hasRoot = true
+		}
+		env = append(env, kv)
+	}
+	// Many programs fail without SYSTEMROOT (os/exec adds it too).
+	if !hasRoot {
+		if v, ok := os.LookupEnv("SYSTEMROOT"); ok {
+			env = append(env, "SYSTEMROOT="+v)
+		}
+	}
+	return append(env, RunIDEnv+"="+c.RunID)
+}
+
+// envBlock is env as CreateProcess takes it: NUL-terminated UTF-16
+// strings, then one more NUL.
+func envBlock(env []string) ([]uint16, error) {
+	var b []uint16
+	for _, kv := range env {
+		u, err := windows.UTF16FromString(kv)
+		if err != nil {
+			return nil, fmt.Errorf("contain: environment entry %q: %w", kv, err)
+		}
+		b = append(b, u...)
+	}
+	return append(b, 0), nil
+}
+
+// abortStarted kills a process that started but must not run, and cleans
+// up through the ordinary protocol.
+func (c *Cmd) abortStarted(cause error) {
+	c.rec.Error = cause.Error()
+	go c.supervise()
+	c.Stop(ReasonError)
+	c.Kill()
+	<-c.done
+}
+
+// failStart finishes the receipt of a start that failed.
+func (c *Cmd) failStart(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.sys.childEnds {
+		f.Close()
+	}
+	if c.Process == nil && c.sys.job != nil {
+		c.sys.job.close()
+		c.rec.Job.Closed = true
+	}
+	if c.rec.Error == "" {
+		c.rec.Error = err.Error()
+	}
+	c.rec.Exit.Code = StartErrorCode(err)
+	c.rec.EndedAt = time.Now().UTC()
+	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
+	if c.Process == nil {
+		c.rec.StopConfirmed = true
+		c.rec.Evidence.Empty = true
+		c.rec.Evidence.EmptyBy = "nothing was started"
+	}
+	if c.rec.Stop.Reason == "" {
+		c.rec.Stop.Reason = ReasonStartFailed
+	}
+	c.waitErr = err
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+}
+
+// StartErrorCode maps a Start error to tether's exit code: 127 when the
+// command was not found, 126 when it was found but could not be executed,
+// 125 for every other failure (tether's own).
+func StartErrorCode(err error) int {
+	var ee *exec.Error
+	var pe *os.PathError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
+		return 126
+	case errors.As(err, &pe) && pe.Op == "CreateProcess":
+		switch {
+		case errors.Is(err, windows.ERROR_FILE_NOT_FOUND), errors.Is(err, windows.ERROR_PATH_NOT_FOUND):
+			return 127
+		case errors.Is(err, windows.ERROR_ACCESS_DENIED), errors.Is(err, windows.ERROR_BAD_EXE_FORMAT):
+			return 126
+		}
+	}
+	return 125
+}
+
+// Member is a process Join started in a running group.
+type Member struct {
+	// Token is the member's identity.
+	Token identity.Token
+}
+
+// Join is not implemented on Windows yet: sessions are Linux-only.
+func (c *Cmd) Join(ec *exec.Cmd) (*Member, error) {
+	return nil, fmt.Errorf("contain: Join: %w on Windows yet", errors.ErrUnsupported)
+}
+
+// Wait waits for the member to exit.
+func (m *Member) Wait() receipt.Exit { return receipt.Exit{Code: 125, MainStatus: -1} }
+
+// Signal sends sig to the member.
+func (m *Member) Signal(sig os.Signal) error { return errors.ErrUnsupported }
