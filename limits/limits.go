@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -94,11 +95,22 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// ParseCPUs parses a CPU count such as "2" or "0.5".
+// MaxCPUs bounds a CPU count: more than any machine has, and small
+// enough that its quota (CPUs × CPUPeriod µs) is a plain int64.
+const MaxCPUs = 1 << 20
+
+// decimal is a plain decimal number: strconv.ParseFloat would also take
+// exponents, hex, underscores, Inf and NaN, which a count never needs
+// (and 1e300 CPUs made a quota that wrapped negative: issue 15).
+var decimal = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+
+// ParseCPUs parses a CPU count such as "2" or "0.5": a positive decimal
+// number up to MaxCPUs.
 func ParseCPUs(s string) (float64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("%w: CPU count %q: want a positive number such as 2 or 0.5", ErrSyntax, s)
+	in := strings.TrimSpace(s)
+	f, err := strconv.ParseFloat(in, 64)
+	if !decimal.MatchString(in) || err != nil || f <= 0 || f > MaxCPUs {
+		return 0, fmt.Errorf("%w: CPU count %q: want a positive number up to %d such as 2 or 0.5", ErrSyntax, s, MaxCPUs)
 	}
 	return f, nil
 }

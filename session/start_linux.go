@@ -165,9 +165,9 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 		return err
 	}
 	defer rd.Close()
+	// The name goes after "--": whatever it is, it is never a flag.
 	cmd := &exec.Cmd{
-		Path: exe,
-		// The name after "--": whatever it is, it is never a flag.
+		Path:        exe,
 		Args:        []string{exe, "__supervise", "--state", reg.Dir, "--", o.Name},
 		Env:         env,
 		Dir:         o.Dir,
