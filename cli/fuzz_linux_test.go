@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,8 +129,10 @@ func FuzzArgv(f *testing.F) {
 }
 
 // awaitAllEnded waits (bounded) for every session of the state dir under
-// xdg to end by itself — its command is true — and fails t if one stays
-// live or leaves a runtime dir: a half-created session.
+// xdg to end by itself — its command is true — and its supervisor to
+// exit, and fails t if one stays live or leaves a runtime dir: a
+// half-created session. (A supervisor whose start failed reports first
+// and records the failure after: it exits a moment after tether start.)
 func awaitAllEnded(t *testing.T, xdg string, args []string) {
 	t.Helper()
 	state := filepath.Join(xdg, "tether")
@@ -141,6 +144,9 @@ func awaitAllEnded(t *testing.T, xdg string, args []string) {
 			for _, e := range ents {
 				left = append(left, d+"/"+e.Name())
 			}
+		}
+		for pid, argv := range marked(marker(t)) {
+			left = append(left, fmt.Sprintf("pid %d %q", pid, argv))
 		}
 		if len(left) == 0 {
 			return
