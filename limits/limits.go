@@ -89,7 +89,13 @@ func FormatSize(n int64) string {
 	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
 		if n >= u.v {
 			f := strconv.FormatFloat(float64(n)/float64(u.v), 'f', 2, 64)
-			return strings.TrimRight(strings.TrimRight(f, "0"), ".") + u.s
+			s := strings.TrimRight(strings.TrimRight(f, "0"), ".") + u.s
+			if _, err := ParseSize(s); err != nil {
+				// Rounded up past the largest size (8388608T is 2^63):
+				// the exact number, which parses (FuzzParseSize).
+				return strconv.FormatInt(n, 10)
+			}
+			return s
 		}
 	}
 	return strconv.FormatInt(n, 10)
