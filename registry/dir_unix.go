@@ -27,14 +27,27 @@ type Registry struct {
 // DefaultDir returns the state directory: $XDG_RUNTIME_DIR/tether when
 // set, /run/tether for root, else $XDG_STATE_HOME/tether (default
 // ~/.local/state/tether). getenv is os.Getenv in production.
+//
+// A set variable must be a usable absolute path, or tether refuses it,
+// naming the variable, its value and the reason (issue 15): a relative
+// one would put the state under whatever directory tether runs in (and
+// each caller's elsewhere, so sessions would not be found), and one with
+// a control character or longer than PATH_MAX cannot be a state dir that
+// error messages and tables can show.
 func DefaultDir(getenv func(string) string) (string, error) {
 	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		if err := checkBase("XDG_RUNTIME_DIR", d); err != nil {
+			return "", err
+		}
 		return filepath.Join(d, "tether"), nil
 	}
 	if os.Getuid() == 0 {
 		return "/run/tether", nil
 	}
 	if d := getenv("XDG_STATE_HOME"); d != "" {
+		if err := checkBase("XDG_STATE_HOME", d); err != nil {
+			return "", err
+		}
 		return filepath.Join(d, "tether"), nil
 	}
 	home, err := os.UserHomeDir()
@@ -42,6 +55,28 @@ func DefaultDir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("registry: no state directory: %w", err)
 	}
 	return filepath.Join(home, ".local", "state", "tether"), nil
+}
+
+// checkBase refuses the value d of the environment variable v as the base
+// of the state dir unless it is an absolute path of printable characters
+// within PATH_MAX.
+func checkBase(v, d string) error {
+	var why string
+	switch {
+	case len(d) > unix.PathMax:
+		why = fmt.Sprintf("%d bytes is longer than PATH_MAX (%d)", len(d), unix.PathMax)
+	case !filepath.IsAbs(d):
+		why = "not an absolute path"
+	case strings.ContainsFunc(d, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		why = "a control character in it"
+	default:
+		return nil
+	}
+	shown := d
+	if len(shown) > 80 {
+		shown = shown[:80] + "..."
+	}
+	return fmt.Errorf("%w: %s=%q: %s; set it to an absolute directory or unset it", ErrBadEnv, v, shown, why)
 }
 
 // Open opens (creating if needed) the registry at dir, checking that it

@@ -35,6 +35,10 @@ var (
 	// the caller, is group- or world-accessible, or is a symlink. tether
 	// refuses it rather than fixing it.
 	ErrUnsafe = errors.New("registry: unsafe path")
+	// ErrBadEnv is returned by DefaultDir for an XDG_RUNTIME_DIR or
+	// XDG_STATE_HOME that cannot be the base of a state dir (relative,
+	// control characters, longer than PATH_MAX): the caller's to fix.
+	ErrBadEnv = errors.New("registry: bad environment")
 	// ErrCorrupt is returned for a record that cannot be decoded.
 	ErrCorrupt = errors.New("registry: corrupt record")
 )
