@@ -53,7 +53,9 @@ func FuzzSessionName(f *testing.F) {
 			t.Fatalf("tether start --name %q = %d, %q, %q", name, code, out, stderr)
 		}
 		code, out, stderr = tetherIn(t, xdg, nil, "ls", "--json")
-		var ls struct{ Sessions []struct{ Name, State string } }
+		var ls struct {
+			Sessions []struct{ Name, State string }
+		}
 		if code != 0 || json.Unmarshal([]byte(out), &ls) != nil || len(ls.Sessions) != 1 || ls.Sessions[0].Name != name || ls.Sessions[0].State != registry.StateRunning {
 			t.Fatalf("tether ls --json = %d, %s, %s; want %q running", code, out, stderr, name)
 		}

@@ -34,7 +34,9 @@ func FuzzReapRecord(f *testing.F) {
 	add(func(r *registry.Record) { r.Main = "" }, 2)
 	add(func(r *registry.Record) { r.Kind = "run" }, 0)
 	add(func(r *registry.Record) { r.Cgroup, r.CgroupID = "/sys/fs/cgroup/unified", 1 }, 0)
-	add(func(r *registry.Record) { r.State, r.Cgroup, r.CgroupID = registry.StateStopped, "/sys/fs/cgroup/unified", 1 }, 3)
+	add(func(r *registry.Record) {
+		r.State, r.Cgroup, r.CgroupID = registry.StateStopped, "/sys/fs/cgroup/unified", 1
+	}, 3)
 	add(func(r *registry.Record) {
 		r.Cgroup, r.V1Cgroups = "/sys/fs/cgroup/unified/tether-0123456789abcdef", []string{"/sys/fs/cgroup/memory/tether-0123456789abcdef", "/etc"}
 	}, 0)
