@@ -36,7 +36,8 @@ func FuzzSessionName(f *testing.F) {
 			args = append(args, "--pool", pool, "--max", "1")
 		}
 		code, out, stderr := tetherIn(t, xdg, nil, append(args, "--", "sleep", "1000")...)
-		bad := registry.CheckName(name) != nil || (pool != "" && registry.CheckPool(pool) != nil)
+		// An empty --name asks for a generated one.
+		bad := (name != "" && registry.CheckName(name) != nil) || (pool != "" && registry.CheckPool(pool) != nil)
 		if bad {
 			if code != 2 || !strings.Contains(stderr, "bad name") && !strings.Contains(stderr, "use 1–64") || strings.Count(stderr, "\n") != 1 {
 				t.Fatalf("tether start --name %q --pool %q = %d, %q; want 2 and one line", name, pool, code, stderr)
@@ -48,6 +49,12 @@ func FuzzSessionName(f *testing.F) {
 			}
 			assertNoSurvivors(t)
 			return
+		}
+		if name == "" {
+			name = strings.TrimSpace(out)
+			if registry.CheckName(name) != nil {
+				t.Fatalf("tether start generated %q, outside the name policy", name)
+			}
 		}
 		if code != 0 || strings.TrimSpace(out) != name {
 			t.Fatalf("tether start --name %q = %d, %q, %q", name, code, out, stderr)
