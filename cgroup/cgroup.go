@@ -11,7 +11,10 @@
 // /sys/fs/cgroup/unified) beside v1 controllers.
 package cgroup
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 var (
 	// ErrNoV2 is returned when no cgroup2 filesystem is mounted. Callers
@@ -38,3 +41,20 @@ var (
 // LeafPrefix starts the name of every leaf tether creates, so that leaves
 // can be told apart from other cgroups under a shared parent.
 const LeafPrefix = "tether-"
+
+// IsLeafName reports whether name is one tether gives its leaves:
+// LeafPrefix and 16 lowercase hex digits. What acts on a recorded or
+// found cgroup (reap, reclaim) acts only on such names: other tether-*
+// directories (a test suite's parent, a user's own) are not leaves.
+func IsLeafName(name string) bool {
+	hex, ok := strings.CutPrefix(name, LeafPrefix)
+	if !ok || len(hex) != 16 {
+		return false
+	}
+	for i := 0; i < len(hex); i++ {
+		if c := hex[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -345,8 +345,17 @@ func (l *Leaf) Has(file string) bool {
 // has since died, held anew. A different directory at the same path is
 // ErrNotSame; a missing one os.ErrNotExist. The leaf counts as killed: it
 // is never started into.
+//
+// The id alone proves too little for what a record says (issue 15: a
+// record is input, and reap kills what it names): cgroup ids are small
+// numbers, and the root cgroup's is 1. So the path must also be one tether
+// could have made — absolute, clean, named as IsLeafName says — and the directory
+// must be on the cgroup v2 filesystem; anything else is ErrNotSame.
 func OpenLeaf(path string, id uint64) (*Leaf, error) {
 	parent, name := filepath.Dir(path), filepath.Base(path)
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || !IsLeafName(name) {
+		return nil, fmt.Errorf("%w: %q is not the path of a tether leaf (absolute, named %s<16 hex>)", ErrNotSame, path, LeafPrefix)
+	}
 	pfd, err := unix.Open(parent, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: parent, Err: err}
@@ -360,6 +369,11 @@ func OpenLeaf(path string, id uint64) (*Leaf, error) {
 		found := l.ID
 		l.Close()
 		return nil, fmt.Errorf("%w: %s has cgroup id %d, recorded %d", ErrNotSame, path, found, id)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(l.dirfd, &fs); err != nil || fs.Type != unix.CGROUP2_SUPER_MAGIC {
+		l.Close()
+		return nil, fmt.Errorf("%w: %s is not on the cgroup v2 filesystem", ErrNotSame, path)
 	}
 	l.killed = true
 	return l, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,11 @@ func mounts(b []byte) []mount {
 		f := strings.Fields(sc.Text())
 		for i := 5; i+3 < len(f); i++ {
 			if f[i] == "-" {
-				out = append(out, mount{point: unescapeOctal(f[4]), fstype: f[i+1], superOpts: f[i+3]})
+				// The kernel writes absolute clean points; anything else
+				// is not a mount tether may join paths to.
+				if p := unescapeOctal(f[4]); filepath.IsAbs(p) && filepath.Clean(p) == p {
+					out = append(out, mount{point: p, fstype: f[i+1], superOpts: f[i+3]})
+				}
 				break
 			}
 		}
@@ -66,10 +71,12 @@ func unescapeOctal(s string) string {
 func ParseProcCgroup(b []byte) (string, error) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			if p == "" || p[0] != '/' {
+			p = strings.TrimSuffix(p, " (deleted)")
+			// Clean, so that joining it to the mount cannot leave it.
+			if p == "" || p[0] != '/' || filepath.Clean(p) != p {
 				return "", fmt.Errorf("cgroup: malformed v2 line %q", line)
 			}
-			return strings.TrimSuffix(p, " (deleted)"), nil
+			return p, nil
 		}
 	}
 	return "", ErrNoV2

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"path/filepath"
 	"strings"
 )
 
@@ -40,11 +41,12 @@ func ParseProcCgroupV1(b []byte) map[string]string {
 	out := map[string]string{}
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 || parts[1] == "" {
+		// A path tether joins to a mount must be absolute and clean.
+		if len(parts) != 3 || parts[1] == "" || !filepath.IsAbs(parts[2]) || filepath.Clean(parts[2]) != parts[2] {
 			continue
 		}
 		for _, c := range strings.Split(parts[1], ",") {
-			if !strings.HasPrefix(c, "name=") {
+			if c != "" && !strings.HasPrefix(c, "name=") {
 				out[c] = parts[2]
 			}
 		}

@@ -17,7 +17,7 @@ import (
 // reported, never emptied: only the run's v2 leaf proves whose a process
 // is, and it is stopped first. A missing leaf is not an error.
 func RemoveRecordedV1(p string) error {
-	if !inV1(p) || !strings.HasPrefix(filepath.Base(p), LeafPrefix) {
+	if !inV1(p) || !IsLeafName(filepath.Base(p)) {
 		return fmt.Errorf("cgroup: recorded v1 cgroup %q is not a tether leaf in a v1 hierarchy: left alone", p)
 	}
 	var st syscall.Stat_t

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -47,13 +46,11 @@ func completeSessions(e *env, ended, many bool) cobra.CompletionFunc {
 	}
 }
 
-// describe is a session's completion description: state and command.
+// describe is a session's completion description: state and command, on
+// one line (completion output is a line per candidate: a newline or tab
+// in an argv would make candidates of its own), cut to 60 runes.
 func describe(r *registry.Record) string {
-	d := fmt.Sprintf("%s: %s", r.State, strings.Join(r.Argv, " "))
-	if len(d) > 60 {
-		d = d[:57] + "..."
-	}
-	return d
+	return commandText([]string{r.State + ":", commandText(r.Argv, 1<<20)}, 60)
 }
 
 // addCompletionCmd adds cobra's `completion` command, for bash, zsh and

@@ -33,7 +33,10 @@ func parseDuration(s string) (time.Duration, error) {
 			return 0, errDuration
 		}
 		d := math.Round(sec * float64(time.Second))
-		if d > math.MaxInt64 {
+		// >=: float64(math.MaxInt64) is 2^63, one past the largest
+		// Duration, and converting it wraps to the most negative one
+		// (found by FuzzParseDuration, issue 15).
+		if d >= math.MaxInt64 {
 			return 0, fmt.Errorf("%s seconds is too long", s)
 		}
 		return time.Duration(d), nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -71,8 +72,13 @@ func readEnvFile(path string) ([]string, error) {
 		return nil, fmt.Errorf("--env-file: %w", err)
 	}
 	defer fh.Close()
+	return parseEnvFile(fh, path)
+}
+
+// parseEnvFile parses the env file read from r; path names it in errors.
+func parseEnvFile(r io.Reader, path string) ([]string, error) {
 	var kvs []string
-	sc := bufio.NewScanner(fh)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -82,6 +88,11 @@ func readEnvFile(path string) ([]string, error) {
 		line = strings.TrimPrefix(line, "export ")
 		if !envKey.MatchString(line) {
 			return nil, fmt.Errorf("--env-file %s:%d: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", path, n)
+		}
+		if strings.IndexByte(line, 0) >= 0 {
+			// The kernel ends a variable at NUL: the command would get
+			// another value than the file says (exec refuses it anyway).
+			return nil, fmt.Errorf("--env-file %s:%d: a NUL byte; values must be text", path, n)
 		}
 		k, v, _ := strings.Cut(line, "=")
 		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {

@@ -43,7 +43,7 @@ could not run it in the session; 126 not executable; 127 not found.`,
 			if len(args) < 2 || (args[1] == "--" && len(args) < 3) {
 				return errors.New("usage: tether exec NAME [--] COMMAND [ARG...]")
 			}
-			return nil
+			return registry.CheckName(args[0])
 		},
 		ValidArgsFunction: completeSessions(e, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -38,7 +38,7 @@ log again; tether reap reclaims the session).`,
   tether logs -f --tail 20 web
   tether logs --since 10m --stream err --timestamps web
   tether logs --json web | jq -r 'select(.stream=="stderr") | .line'`,
-		Args:              cobra.ExactArgs(1),
+		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := session.LogOptions{Follow: f.follow, Tail: f.tail, Timestamps: f.timestamps, JSON: f.json, Notes: e.stderr}

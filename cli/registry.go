@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
@@ -41,4 +44,46 @@ func sessionExit(name string, err error) error {
 		return exit(ExitUsage, err)
 	}
 	return exit(ExitFailure, err)
+}
+
+// namedArgs is the Args check of a command whose first n arguments (every
+// argument, for n < 0) are session names: after shape checks it applies
+// the name policy (registry.CheckName) before anything is opened or
+// created, so a name outside it is a usage error naming it.
+func namedArgs(n int, shape cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := shape(cmd, args); err != nil {
+			return err
+		}
+		for i, a := range args {
+			if n >= 0 && i >= n {
+				break
+			}
+			if err := registry.CheckName(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// checkStartNames applies the name policy to what tether start is given
+// as names: --name, --pool, and the session of --owner session:NAME.
+func checkStartNames(name, pool, owner string) error {
+	if name != "" {
+		if err := registry.CheckName(name); err != nil {
+			return err
+		}
+	}
+	if pool != "" {
+		if err := registry.CheckPool(pool); err != nil {
+			return err
+		}
+	}
+	if o, ok := strings.CutPrefix(owner, "session:"); ok {
+		if err := registry.CheckName(o); err != nil {
+			return fmt.Errorf("--owner %q: %w", owner, err)
+		}
+	}
+	return nil
 }

@@ -25,7 +25,7 @@ starts is not the session's. tether exec runs a command in the session.
 A session that has ended is refused (exit 1): its dirs are gone.`,
 		Example: `  eval "$(tether env work)" && tmux ls
   tether env web --json`,
-		Args:              cobra.ExactArgs(1),
+		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)

@@ -75,7 +75,7 @@ for usage errors.`,
 	}
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
-	fl.StringVar(&f.name, "name", "", "session `NAME` ([A-Za-z0-9._-], 1–64; default <command>-<8 hex>)")
+	fl.StringVar(&f.name, "name", "", "session `NAME`: 1–64 of A-Z a-z 0-9 . _ -, starting with a letter or digit (default <command>-<8 hex>)")
 	fl.StringVar(&f.owner, "owner", "", "`OWNER` whose death stops the session: PID, parent, session:NAME or none")
 	fl.StringVar(&f.profile, "profile", "", "environment for a known daemon: tmux or playwright")
 	fl.StringVar(&f.until, "until", session.UntilMainExit, "when the session ends by itself: main-exit, or empty (for commands that daemonize)")
@@ -100,6 +100,9 @@ for usage errors.`,
 func runStart(e *env, f *startFlags, args []string) error {
 	spec, err := f.budget()
 	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	if err := checkStartNames(f.name, f.pool, f.owner); err != nil {
 		return exit(ExitUsage, err)
 	}
 	if f.max < 0 || (f.max > 0 && f.pool == "") {

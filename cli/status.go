@@ -25,7 +25,7 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 (schema in README: the record's fields, then what is true now).`,
 		Example: `  tether status web
   tether status web --json | jq .processes`,
-		Args:              cobra.ExactArgs(1),
+		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)

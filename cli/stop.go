@@ -37,6 +37,7 @@ stops on their own).`,
 		Example: `  tether stop web
   tether stop --grace 2 web api
   tether stop --all --json > receipts.json`,
+		Args:              namedArgs(-1, cobra.ArbitraryArgs),
 		ValidArgsFunction: completeSessions(e, false, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {

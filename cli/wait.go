@@ -18,7 +18,7 @@ document tether status --json prints, with its stop reason, exit and
 receipt path.`,
 		Example: `  tether wait web && echo "web exited 0"
   tether wait --json web | jq .exit`,
-		Args:              cobra.ExactArgs(1),
+		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := openRegistry(e)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -88,17 +89,34 @@ func FormatSize(n int64) string {
 	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
 		if n >= u.v {
 			f := strconv.FormatFloat(float64(n)/float64(u.v), 'f', 2, 64)
-			return strings.TrimRight(strings.TrimRight(f, "0"), ".") + u.s
+			s := strings.TrimRight(strings.TrimRight(f, "0"), ".") + u.s
+			if _, err := ParseSize(s); err != nil {
+				// Rounded up past the largest size (8388608T is 2^63):
+				// the exact number, which parses (FuzzParseSize).
+				return strconv.FormatInt(n, 10)
+			}
+			return s
 		}
 	}
 	return strconv.FormatInt(n, 10)
 }
 
-// ParseCPUs parses a CPU count such as "2" or "0.5".
+// MaxCPUs bounds a CPU count: more than any machine has, and small
+// enough that its quota (CPUs × CPUPeriod µs) is a plain int64.
+const MaxCPUs = 1 << 20
+
+// decimal is a plain decimal number: strconv.ParseFloat would also take
+// exponents, hex, underscores, Inf and NaN, which a count never needs
+// (and 1e300 CPUs made a quota that wrapped negative: issue 15).
+var decimal = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+
+// ParseCPUs parses a CPU count such as "2" or "0.5": a positive decimal
+// number up to MaxCPUs.
 func ParseCPUs(s string) (float64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Errorf("%w: CPU count %q: want a positive number such as 2 or 0.5", ErrSyntax, s)
+	in := strings.TrimSpace(s)
+	f, err := strconv.ParseFloat(in, 64)
+	if !decimal.MatchString(in) || err != nil || f <= 0 || f > MaxCPUs {
+		return 0, fmt.Errorf("%w: CPU count %q: want a positive number up to %d such as 2 or 0.5", ErrSyntax, s, MaxCPUs)
 	}
 	return f, nil
 }

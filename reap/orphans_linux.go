@@ -35,7 +35,7 @@ func orphanLeaves(reg *registry.Registry, referenced map[string]bool, o Options)
 		}
 		for _, e := range ents {
 			path := filepath.Join(p, e.Name())
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroup.LeafPrefix) || referenced[path] {
+			if !e.IsDir() || !cgroup.IsLeafName(e.Name()) || referenced[path] {
 				continue
 			}
 			if ol, ok := orphanLeaf(path, o); ok {
@@ -118,7 +118,7 @@ func orphanV1Leaves(referenced map[string]bool, o Options) []OrphanLeaf {
 		}
 		for _, e := range ents {
 			path := filepath.Join(parent, e.Name())
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroup.LeafPrefix) || referenced[path] {
+			if !e.IsDir() || !cgroup.IsLeafName(e.Name()) || referenced[path] {
 				continue
 			}
 			var st syscall.Stat_t

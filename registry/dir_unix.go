@@ -27,14 +27,27 @@ type Registry struct {
 // DefaultDir returns the state directory: $XDG_RUNTIME_DIR/tether when
 // set, /run/tether for root, else $XDG_STATE_HOME/tether (default
 // ~/.local/state/tether). getenv is os.Getenv in production.
+//
+// A set variable must be a usable absolute path, or tether refuses it,
+// naming the variable, its value and the reason (issue 15): a relative
+// one would put the state under whatever directory tether runs in (and
+// each caller's elsewhere, so sessions would not be found), and one with
+// a control character or longer than PATH_MAX cannot be a state dir that
+// error messages and tables can show.
 func DefaultDir(getenv func(string) string) (string, error) {
 	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		if err := checkBase("XDG_RUNTIME_DIR", d); err != nil {
+			return "", err
+		}
 		return filepath.Join(d, "tether"), nil
 	}
 	if os.Getuid() == 0 {
 		return "/run/tether", nil
 	}
 	if d := getenv("XDG_STATE_HOME"); d != "" {
+		if err := checkBase("XDG_STATE_HOME", d); err != nil {
+			return "", err
+		}
 		return filepath.Join(d, "tether"), nil
 	}
 	home, err := os.UserHomeDir()
@@ -42,6 +55,28 @@ func DefaultDir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("registry: no state directory: %w", err)
 	}
 	return filepath.Join(home, ".local", "state", "tether"), nil
+}
+
+// checkBase refuses the value d of the environment variable v as the base
+// of the state dir unless it is an absolute path of printable characters
+// within PATH_MAX.
+func checkBase(v, d string) error {
+	var why string
+	switch {
+	case len(d) > unix.PathMax:
+		why = fmt.Sprintf("%d bytes is longer than PATH_MAX (%d)", len(d), unix.PathMax)
+	case !filepath.IsAbs(d):
+		why = "not an absolute path"
+	case strings.ContainsFunc(d, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		why = "a control character in it"
+	default:
+		return nil
+	}
+	shown := d
+	if len(shown) > 80 {
+		shown = shown[:80] + "..."
+	}
+	return fmt.Errorf("%w: %s=%q: %s; set it to an absolute directory or unset it", ErrBadEnv, v, shown, why)
 }
 
 // Open opens (creating if needed) the registry at dir, checking that it
@@ -229,45 +264,12 @@ func (r *Registry) Read(name string) (*Record, error) {
 
 // readAt reads the record of name at path p.
 func (r *Registry) readAt(p, name string) (*Record, error) {
-	// O_NONBLOCK: a FIFO planted as a record must not hang the reader.
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, Errorf(name, ErrNotFound, "not found")
-		}
-		if errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafe, p)
-		}
-		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	b, err := r.ReadFile(p, maxRecord)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, Errorf(name, ErrNotFound, "not found")
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, p)
-	}
-	if int(st.Uid) != r.uid || st.Mode&0o022 != 0 {
-		return nil, fmt.Errorf("%w: record %s is owned by uid %d with mode %#o", ErrUnsafe, p, st.Uid, st.Mode&0o777)
-	}
-	if st.Size > maxRecord {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, maxRecord)
-	}
-	// One read sized by fstat (plus one byte to see growth), not a
-	// growing buffer: reap reads thousands of these.
-	buf := make([]byte, st.Size+1)
-	n, err := io.ReadFull(f, buf)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	b := buf[:n]
 	if err != nil {
 		return nil, err
-	}
-	if len(b) > maxRecord {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, maxRecord)
 	}
 	var rec Record
 	if err := json.Unmarshal(b, &rec); err != nil {
@@ -277,6 +279,52 @@ func (r *Registry) readAt(p, name string) (*Record, error) {
 		return nil, fmt.Errorf("%w: %s: schema %d, name %q", ErrCorrupt, p, rec.SchemaVersion, rec.Name)
 	}
 	return &rec, nil
+}
+
+// ReadFile reads a file of the state dir (a record, a receipt, a
+// session's spec.json) as the registry reads records: never through a
+// symlink (ErrUnsafe), never blocking on a FIFO or reading a device (an
+// ErrCorrupt "not a regular file"), only the caller's and not writable
+// by others (ErrUnsafe), at most max bytes (ErrCorrupt). A missing file
+// is an error wrapping os.ErrNotExist.
+func (r *Registry) ReadFile(p string, max int64) ([]byte, error) {
+	// O_NONBLOCK: a FIFO planted in the state dir must not hang the reader.
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafe, p)
+		}
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "fstat", Path: p, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, p)
+	}
+	if int(st.Uid) != r.uid || st.Mode&0o022 != 0 {
+		return nil, fmt.Errorf("%w: %s is owned by uid %d with mode %#o", ErrUnsafe, p, st.Uid, st.Mode&0o777)
+	}
+	if st.Size > max {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
+	}
+	// One read sized by fstat (plus one byte to see growth), not a
+	// growing buffer: reap reads thousands of records.
+	buf := make([]byte, st.Size+1)
+	n, err := io.ReadFull(f, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: p, Err: err}
+	}
+	if int64(n) > max {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
+	}
+	return buf[:n], nil
 }
 
 // List reads every record, live and ended, sorted by name. Records that

@@ -28,12 +28,17 @@ var (
 	ErrExists = errors.New("registry: name in use")
 	// ErrNotFound is returned by Read for a name without a record.
 	ErrNotFound = errors.New("registry: no such session")
-	// ErrBadName is returned for a name outside [A-Za-z0-9._-]{1,64}.
+	// ErrBadName is returned for a session or pool name outside the name
+	// policy (CheckName): the caller's mistake, nothing was created.
 	ErrBadName = errors.New("registry: bad session name")
 	// ErrUnsafe is returned for a directory or file that is not owned by
 	// the caller, is group- or world-accessible, or is a symlink. tether
 	// refuses it rather than fixing it.
 	ErrUnsafe = errors.New("registry: unsafe path")
+	// ErrBadEnv is returned by DefaultDir for an XDG_RUNTIME_DIR or
+	// XDG_STATE_HOME that cannot be the base of a state dir (relative,
+	// control characters, longer than PATH_MAX): the caller's to fix.
+	ErrBadEnv = errors.New("registry: bad environment")
 	// ErrCorrupt is returned for a record that cannot be decoded.
 	ErrCorrupt = errors.New("registry: corrupt record")
 )
@@ -106,17 +111,3 @@ type Record struct {
 // Live reports whether the record describes a session that may still have
 // processes (not stopped or failed).
 func (r *Record) Live() bool { return r.State != StateStopped && r.State != StateFailed }
-
-// CheckName validates a session name: 1–64 of [A-Za-z0-9._-], not "."
-// or "..".
-func CheckName(name string) error {
-	ok := len(name) >= 1 && len(name) <= 64 && name != "." && name != ".."
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-	}
-	if !ok {
-		return Errorf(name, ErrBadName, "bad name: use 1–64 of A-Z a-z 0-9 . _ -")
-	}
-	return nil
-}

@@ -4,19 +4,26 @@ package registry
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestCheckName(t *testing.T) {
-	for _, good := range []string{"web", "a", "x.y_z-1", "A123456789012345678901234567890123456789012345678901234567890123"} {
+	for _, good := range []string{"web", "a", "0", "9.", "x.y_z-1", "a-", "a..b", "x.json", "a.log.1", "A123456789012345678901234567890123456789012345678901234567890123"} {
 		if err := CheckName(good); err != nil {
 			t.Errorf("CheckName(%q) = %v", good, err)
 		}
 	}
-	for _, bad := range []string{"", ".", "..", "a/b", "a b", "ä", "A1234567890123456789012345678901234567890123456789012345678901234", "-\n"} {
+	for _, bad := range []string{"", ".", "..", "a/b", "a b", "ä", "A1234567890123456789012345678901234567890123456789012345678901234", "-\n",
+		// Issue 15: a leading '.' is a temp file's (ls hid it, reap swept
+		// it); a leading '-' a flag (the supervisor died on it).
+		".h2", ".x.tmp1", "-x", "--", "-", "_x", "a\x00", "a\n", "a:b", "a=b", "a'b"} {
 		if err := CheckName(bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("CheckName(%q) = %v, want ErrBadName", bad, err)
 		}
@@ -126,5 +133,86 @@ func TestReadRefusesBadRecords(t *testing.T) {
 	}
 	if recs, errs := r.List(); len(recs) != 0 || len(errs) != 6 {
 		t.Errorf("List = %d records, %d errors; want 0, 6", len(recs), len(errs))
+	}
+}
+
+// TestReadFileRefuses: what the registry reads besides records (receipts,
+// spec.json) is refused with its path and the reason when it is not a
+// regular file of the user's closed to others: never followed, never
+// waited on, never read past its bound (issue 15).
+func TestReadFileRefuses(t *testing.T) {
+	r, err := Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(r.Dir, "receipts")
+	p := func(n string) string { return filepath.Join(dir, n) }
+	os.WriteFile(p("ok.json"), []byte("{}"), 0o600)
+	os.WriteFile(p("big.json"), make([]byte, 100), 0o600)
+	os.WriteFile(p("wide.json"), nil, 0o600)
+	os.Chmod(p("wide.json"), 0o622)
+	os.Symlink(p("ok.json"), p("link.json"))
+	os.Mkdir(p("dir.json"), 0o700)
+	if err := unix.Mkfifo(p("fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock, err := net.Listen("unix", p("sock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	tests := map[string]error{"big": ErrCorrupt, "wide": ErrUnsafe, "link": ErrUnsafe, "dir": ErrCorrupt, "fifo": ErrCorrupt, "sock": unix.ENXIO, "missing": os.ErrNotExist}
+	if os.Getuid() == 0 {
+		os.WriteFile(p("other.json"), nil, 0o600)
+		os.Chown(p("other.json"), 65534, 65534)
+		tests["other"] = ErrUnsafe
+	}
+	for name, want := range tests {
+		t.Run(name, func(t *testing.T) {
+			// open(2) of a socket is ENXIO: refused, not read.
+			_, err := r.ReadFile(p(name+".json"), 10)
+			if !errors.Is(err, want) || !strings.Contains(err.Error(), p(name+".json")) {
+				t.Errorf("ReadFile(%s) = %v, want %v naming the path", name, err, want)
+			}
+		})
+	}
+	if b, err := r.ReadFile(p("ok.json"), 10); err != nil || string(b) != "{}" {
+		t.Errorf("ReadFile(ok) = %q, %v", b, err)
+	}
+	for _, n := range []string{"link", "dir", "fifo", "sock"} {
+		if _, err := os.Lstat(p(n + ".json")); err != nil {
+			t.Errorf("%s.json is gone after a refused read: %v", n, err)
+		}
+	}
+}
+
+// TestDefaultDirRefusesBadEnv: XDG_RUNTIME_DIR (and XDG_STATE_HOME)
+// values that cannot be a state dir's base are refused naming the
+// variable, its value and why; unset or empty ones fall through.
+func TestDefaultDirRefusesBadEnv(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "XDG_RUNTIME_DIR" {
+				return v
+			}
+			return ""
+		}
+	}
+	for name, tt := range map[string]struct{ value, want string }{
+		"relative":             {"run/user/0", "not an absolute path"},
+		"dot":                  {".", "not an absolute path"},
+		"newline":              {"/tmp/a\nb", "control character"},
+		"escape":               {"/tmp/\x1b[2J", "control character"},
+		"longer than PATH_MAX": {"/" + strings.Repeat("x", 5000), "PATH_MAX"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := DefaultDir(env(tt.value))
+			if !errors.Is(err, ErrBadEnv) || !strings.Contains(err.Error(), "XDG_RUNTIME_DIR=") || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("DefaultDir(XDG_RUNTIME_DIR=%.40q) = %v, want ErrBadEnv, one line, %q", tt.value, err, tt.want)
+			}
+		})
+	}
+	if d, err := DefaultDir(env("/run/user/0")); err != nil || d != "/run/user/0/tether" {
+		t.Errorf("DefaultDir(/run/user/0) = %q, %v", d, err)
 	}
 }

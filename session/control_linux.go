@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/tether-run/tether/identity"
@@ -44,11 +43,18 @@ func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
 	}
 }
 
-func readReceipt(rec *registry.Record) (*receipt.Receipt, error) {
+// maxReceipt bounds a receipt file (a stop of thousands of members is
+// well under it).
+const maxReceipt = 64 << 20
+
+// readReceipt reads a session's receipt through the registry's checks: a
+// FIFO, link or another user's file in its place is refused, not
+// followed or waited on.
+func readReceipt(reg *registry.Registry, rec *registry.Record) (*receipt.Receipt, error) {
 	if rec.Receipt == "" {
 		return nil, registry.Errorf(rec.Name, nil, "ended without a receipt (%s)", rec.Error)
 	}
-	b, err := os.ReadFile(rec.Receipt)
+	b, err := reg.ReadFile(rec.Receipt, maxReceipt)
 	if err != nil {
 		return nil, err
 	}

@@ -21,9 +21,10 @@ type logFile struct {
 	buf    []byte
 }
 
-// openLogFile opens path and reads its generation from the header.
+// openLogFile opens path (openLogReader: never through a symlink, never
+// waiting on a FIFO) and reads its generation from the header.
 func openLogFile(path string) (*logFile, error) {
-	f, err := os.Open(path)
+	f, err := openLogReader(path)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,10 @@ import (
 func TestMain(m *testing.M) { os.Exit(leakcheck.Main(m)) }
 
 func TestGenerateName(t *testing.T) {
-	for in, prefix := range map[string]string{"/usr/bin/playwright-cli": "playwright-cli-", "tmux": "tmux-", "./a b/c d": "c_d-", "...": "session-", strings.Repeat("x", 60): strings.Repeat("x", 40) + "-"} {
+	for in, prefix := range map[string]string{"/usr/bin/playwright-cli": "playwright-cli-", "tmux": "tmux-", "./a b/c d": "c_d-", "...": "session-", strings.Repeat("x", 60): strings.Repeat("x", 40) + "-",
+		// Issue 15: a generated name is within the policy whatever the
+		// command's name: never a dot-name nor a flag.
+		"./-x": "x-", "/opt/.hidden": "hidden-", "--": "session-", "_-._9a": "9a-", "ä-x": "x-"} {
 		got := generateName(in)
 		if !strings.HasPrefix(got, prefix) || len(got) != len(prefix)+8 || registry.CheckName(got) != nil {
 			t.Errorf("generateName(%q) = %q, want %s<8 hex>", in, got, prefix)

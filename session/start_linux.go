@@ -38,6 +38,11 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	if err := registry.CheckName(o.Name); err != nil {
 		return nil, err
 	}
+	if o.Pool != "" {
+		if err := registry.CheckPool(o.Pool); err != nil {
+			return nil, err
+		}
+	}
 	if o.Until == "" {
 		o.Until = UntilMainExit
 	}
@@ -160,9 +165,10 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 		return err
 	}
 	defer rd.Close()
+	// The name goes after "--": whatever it is, it is never a flag.
 	cmd := &exec.Cmd{
 		Path:        exe,
-		Args:        []string{exe, "__supervise", "--state", reg.Dir, o.Name},
+		Args:        []string{exe, "__supervise", "--state", reg.Dir, "--", o.Name},
 		Env:         env,
 		Dir:         o.Dir,
 		ExtraFiles:  []*os.File{wr},
@@ -205,7 +211,7 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 	}
 	var ready Ready
 	if err := json.Unmarshal(res.b, &ready); err != nil {
-		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q exited without a report (see %s)", ErrSupervisor, o.Name, reg.LogPath(o.Name))}
+		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name)))}
 	}
 	if !ready.OK {
 		return &StartError{Code: ready.Code, Err: errors.New(ready.Error)}
@@ -213,12 +219,37 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 	return nil
 }
 
+// supervisorEnd says how a supervisor that sent no report ended: its exit
+// status once it has exited (it closed the pipe, so it is exiting).
+func supervisorEnd(cmd *exec.Cmd, exited <-chan struct{}) string {
+	select {
+	case <-exited:
+		return "exited (" + cmd.ProcessState.String() + ")"
+	case <-time.After(time.Second):
+		return "closed its report pipe"
+	}
+}
+
+// seeLog points at the session's log only when there is one: a supervisor
+// that failed before opening it left none (issue 15).
+func seeLog(path string) string {
+	if _, err := os.Lstat(path); err != nil {
+		return ""
+	}
+	return " (see " + path + ")"
+}
+
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// generateName makes <command>-<8 hex> from the command's base name.
+// generateName makes <command>-<8 hex> from the command's base name,
+// within the name policy (registry.CheckName): characters outside it
+// become '_', and what precedes the first letter or digit is dropped (a
+// command ./-x or .hidden must not make a flag or a dot-name).
 func generateName(cmd string) string {
 	prefix := unsafeName.ReplaceAllString(filepath.Base(cmd), "_")
-	prefix = strings.Trim(prefix, ".")
+	prefix = strings.TrimLeftFunc(prefix, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
 	if len(prefix) > 40 {
 		prefix = prefix[:40]
 	}

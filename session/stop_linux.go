@@ -190,7 +190,7 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 	if rec.Supervisor != s.rec.Supervisor {
 		// The name was claimed again once the session ended: its receipt
 		// stays until the new session ends; prove it is this session's.
-		r, err := readReceipt(&registry.Record{Name: s.name, Receipt: reg.ReceiptPath(s.name)})
+		r, err := readReceipt(reg, &registry.Record{Name: s.name, Receipt: reg.ReceiptPath(s.name)})
 		if err == nil && r.Main != nil && r.Main.Token == s.rec.Main {
 			return r, nil
 		}
@@ -203,7 +203,7 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 		}
 		return nil, registry.Errorf(s.name, ErrUnsupervised, "unsupervised: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", why)
 	}
-	return readReceipt(rec)
+	return readReceipt(reg, rec)
 }
 
 // endedReceipt returns the receipt of a session that has ended.
@@ -212,7 +212,7 @@ func endedReceipt(reg *registry.Registry, name string) (*receipt.Receipt, error)
 	if err != nil {
 		return nil, err
 	}
-	return readReceipt(rec)
+	return readReceipt(reg, rec)
 }
 
 // stopFamily stops the sessions owned by the supervisor with token sup

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -225,21 +224,6 @@ func fail(w *recorder, report func(Ready), err error, code int, confirmed bool) 
 	}
 	report(Ready{Error: err.Error(), Code: code})
 	return err
-}
-
-func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
-	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(filepath.Join(rec.RuntimeDir, "spec.json"))
-	if err != nil {
-		return nil, err
-	}
-	var s Spec
-	if err := json.Unmarshal(b, &s); err != nil || len(s.Argv) == 0 || s.Name != rec.Name {
-		return nil, registry.Errorf(rec.Name, nil, "bad spec.json in its runtime dir: %v", err)
-	}
-	return &s, nil
 }
 
 // enterScope moves the supervisor, under systemd, into a transient scope

@@ -34,6 +34,14 @@ func Main(m *testing.M) int {
 		mark = hex.EncodeToString(b[:])
 		os.Setenv(Env, mark)
 	}
+	if fuzzWorker() {
+		// A worker of `go test -fuzz` stays in the coordinator's cgroups
+		// and leaves the check to it: the coordinator ends its workers
+		// with a signal, so a worker's own cgroups would be left behind
+		// as leaks, and what an input leaked is found in the coordinator's
+		// home once the workers are gone.
+		return m.Run()
+	}
 	homes := enter(mark)
 	if s, ok := enterScope(mark); ok {
 		homes = append([]home{s}, homes...)
@@ -64,6 +72,14 @@ func Main(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// fuzzWorker reports whether this test binary is a worker process of
+// `go test -fuzz`, which the testing package starts with -test.fuzzworker.
+func fuzzWorker() bool {
+	return slices.ContainsFunc(os.Args[1:], func(a string) bool {
+		return a == "-test.fuzzworker" || strings.HasPrefix(a, "-test.fuzzworker=")
+	})
 }
 
 // home is a cgroup the test process moved into, and where it came from.
