@@ -50,10 +50,11 @@ func TestSessionLogDiskFull(t *testing.T) {
 	xdg := stateEnv(t)
 	mountTmpfs(t, filepath.Join(xdg, "tether", "logs"), "2m")
 	status := filepath.Join(t.TempDir(), "status")
-	// 3 MB of "y\n" into a 2 MB log; head's status says whether it was
-	// killed (141: SIGPIPE) for writing to its output.
+	// 3 MB of 100-byte lines into a 2 MB log (lines of "y" cost the log
+	// per line, and took over 30 s under TCG); head's status says whether
+	// it was killed (141: SIGPIPE) for writing to its output.
 	name := mustStart(t, xdg, nil, "--name", "full", "--owner", "none", "--",
-		"sh", "-c", `yes | head -c 3000000; echo $? > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 1000`, "sh", status)
+		"sh", "-c", `yes 012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678 | head -c 3000000; echo $? > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 1000`, "sh", status)
 	awaitPath(t, status)
 	if b, _ := os.ReadFile(status); strings.TrimSpace(string(b)) != "0" {
 		t.Errorf("the session's writer exited %s with its log's disk full, want 0 (not killed by SIGPIPE)", strings.TrimSpace(string(b)))
@@ -84,8 +85,8 @@ func TestSessionLogDiskFull(t *testing.T) {
 	}
 	// The disk is still full: the gap could not be marked in the log, and
 	// tether logs says what the record knows.
-	if code, out, stderr := tetherIn(t, xdg, nil, "logs", name); code != 0 || !strings.HasPrefix(out, "y\n") || !strings.Contains(stderr, "dropped") || !strings.Contains(stderr, "no space left") {
-		t.Errorf("tether logs = exit %d, %d bytes, stderr %q; want 0, the y lines kept, and the drop reported", code, len(out), stderr)
+	if code, out, stderr := tetherIn(t, xdg, nil, "logs", name); code != 0 || !strings.HasPrefix(out, "0123456789") || !strings.Contains(stderr, "dropped") || !strings.Contains(stderr, "no space left") {
+		t.Errorf("tether logs = exit %d, %d bytes, stderr %q; want 0, the lines kept, and the drop reported", code, len(out), stderr)
 	}
 	assertNoSurvivors(t)
 }

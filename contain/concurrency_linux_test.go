@@ -3,6 +3,7 @@ package contain
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/tether-run/tether/receipt"
 	"os"
 	"strings"
 	"sync"
@@ -63,14 +64,20 @@ func TestSetGraceDuringStop(t *testing.T) {
 			c.Mechanism = mech
 			c.Env = append(os.Environ(), "TETHER_CASE="+caseMark(t))
 			c.Grace = time.Hour
+			termed := make(chan struct{})
+			c.Progress = func(s receipt.Step) {
+				if s.Name == "term" {
+					close(termed)
+				}
+			}
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Millisecond) // let sh install its trap
 			c.Stop(ReasonRequest)
-			for !c.Stopping() {
-				time.Sleep(time.Millisecond)
-			}
+			// The grace wait begins right after the term step; on a slow
+			// host (TCG) the walk before it took longer than a fixed sleep.
+			<-termed
 			time.Sleep(100 * time.Millisecond) // the grace wait has begun
 			c.SetGrace(-1)
 			waited := make(chan error, 1)

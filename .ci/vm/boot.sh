@@ -22,7 +22,11 @@ die() { echo "boot.sh: $*" >&2; exit 125; }
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
   ACCEL=(-accel kvm -cpu host)
 else
-  ACCEL=(-accel tcg,thread=multi,tb-size=1024 -cpu max)
+  # TCG_THREAD=single (matrix.sh's retry): every vCPU on one host thread,
+  # never truly at once. Multi-threaded TCG sometimes panics the guest
+  # kernel with an int3 in update_curr, probably a text-patching race
+  # (a static key there flips when cpu.max bandwidth is set or cleared).
+  ACCEL=(-accel "tcg,thread=${TCG_THREAD:-multi},tb-size=1024" -cpu max)
 fi
 
 rm -f "$DIR/rc" "$DIR/console.log"
