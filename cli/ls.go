@@ -149,7 +149,7 @@ func short(d time.Duration) string {
 func commandText(argv []string, max int) string {
 	s := strings.Join(argv, " ")
 	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
+		if r < ' ' || (r >= 0x7f && r <= 0x9f) { // C0, DEL and C1: no terminal control from a command line
 			return ' '
 		}
 		return r
