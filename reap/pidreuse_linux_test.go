@@ -900,7 +900,7 @@ func (r *reuseRig) placeThread(c *reuseCycle, inn *reuseInnocent) error {
 			return err
 		}
 	}
-	return fmt.Errorf("no thread got pid %d in 50 tries", inn.Held)
+	return fmt.Errorf("no thread got pid %d in 50 tries (now held by process %d; this rig is %d)", inn.Held, reuseTgid(inn.Held), os.Getpid())
 }
 
 // reuseTgid returns the process whose task tid is, or 0.
