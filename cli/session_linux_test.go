@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -453,5 +454,50 @@ func TestSessionOutlivesThrowawayShell(t *testing.T) {
 		t.Errorf("bound session stop_reason = %q, want owner-exit", s.StopReason)
 	}
 	tetherIn(t, xdg, nil, "stop", "tool")
+	assertNoSurvivors(t)
+}
+
+// TestStartHoldsNoCallerPipe: a pipe the caller of tether start had open
+// (a harness's, a shell's $(...)) is not held by the supervisor or the
+// session's command, so the caller's reader sees EOF once tether start
+// has exited. (Held, it hung go test -fuzz's coordinator for good.)
+func TestStartHoldsNoCallerPipe(t *testing.T) {
+	xdg := stateEnv(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd, out, stderr := tetherCmd(t, "start", "-q", "--name", "detached", "--", "sleep", "1000")
+	cmd.Env = append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg)
+	// fd 4 in tether start, without close-on-exec (fd 3 is taken over by
+	// the supervisor's report pipe), as go test -fuzz's worker has its
+	// pipes.
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	cmd.ExtraFiles = []*os.File{null, w}
+	code := wait(t, cmd)
+	w.Close()
+	if code != 0 {
+		t.Fatalf("tether start = %d: %s", code, stderr)
+	}
+	eof := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, r)
+		eof <- err
+	}()
+	select {
+	case err := <-eof:
+		if err != nil {
+			t.Errorf("reading the caller's pipe: %v", err)
+		}
+	case <-time.After(10 * time.Second): // a hang guard
+		r.Close()
+		t.Errorf("the caller's pipe is still held open after tether start exited (session %s)", strings.TrimSpace(out.String()))
+	}
+	tetherIn(t, xdg, nil, "stop", "detached")
 	assertNoSurvivors(t)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -23,11 +24,14 @@ import (
 // line once the command runs or could not start. It returns when the
 // session has ended.
 func Supervise(stateDir, name string, ready *os.File) error {
+	keep := -1
 	if ready != nil {
 		// Inherited without close-on-exec: the session's command must not
 		// hold the report pipe open.
 		syscall.CloseOnExec(int(ready.Fd()))
+		keep = int(ready.Fd())
 	}
+	closeInherited(keep)
 	report := func(r Ready) {
 		if ready != nil {
 			json.NewEncoder(ready).Encode(r)
@@ -240,4 +244,28 @@ func enterScope(spec *Spec, name string) {
 		Limits: !spec.Limits.IsZero(), OwnScope: true,
 		Scope: delegate.Options{Description: "tether session " + name},
 	})
+}
+
+// closeInherited closes the descriptors the supervisor inherited from
+// whoever ran tether start, but keep: a session is detached from its
+// caller, and a pipe of the caller's held open by the supervisor (and by
+// the session's command after it) would keep the caller's reader waiting
+// for an EOF that never comes (a shell's $(tether start ...), a test
+// harness's pipes). Everything Go opens is close-on-exec, so what lacks
+// the flag was inherited.
+func closeInherited(keep int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 || fd == keep {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
+		}
+	}
 }
