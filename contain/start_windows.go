@@ -47,31 +47,8 @@ type exitResult struct {
 }
 
 func (c *Cmd) start() (err error) {
-	c.mu.Lock()
-	if c.started {
-		c.mu.Unlock()
-		return ErrStarted
-	}
-	c.started = true
-	c.chans()
-	c.mu.Unlock()
-
-	cwd := c.Dir
-	if cwd == "" {
-		cwd, _ = os.Getwd()
-	}
-	if c.RunID == "" {
-		c.RunID = receipt.NewRunID()
-	}
-	c.rec = receipt.Receipt{
-		SchemaVersion: receipt.SchemaVersion,
-		RunID:         c.RunID,
-		Tether:        receipt.CurrentBuild(),
-		Host:          receipt.CurrentHost(),
-		Argv:          append([]string(nil), c.Args...),
-		Cwd:           cwd,
-		StartedAt:     time.Now().UTC(),
-		Exit:          receipt.Exit{Code: 125, MainStatus: -1},
+	if err := c.begin(); err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {

@@ -16,30 +16,7 @@ import (
 // stop protocol, and completes the receipt.
 func (c *Cmd) supervise() {
 	defer close(c.done)
-	var timeout <-chan time.Time
-	if c.Timeout > 0 {
-		t := time.NewTimer(c.Timeout - time.Since(c.rec.StartedAt))
-		defer t.Stop()
-		timeout = t.C
-	}
-	var reason string
-	select {
-	case ex := <-c.sys.exitCh:
-		c.sys.exit = &ex
-		reason = ReasonMainExit
-		if c.UntilEmpty {
-			reason = c.waitEmpty(timeout)
-		}
-	case <-timeout:
-		reason = ReasonTimeout
-	case reason = <-c.stopCh:
-	}
-	c.mu.Lock()
-	c.stopping = true
-	c.mu.Unlock()
-	if c.BeforeStop != nil {
-		c.BeforeStop(reason)
-	}
+	reason := c.awaitEnd()
 	p := &protocol{c: c, reason: reason, t0: time.Now(), handles: map[identity.Token]*identity.Handle{}}
 	p.run()
 	c.awaitCopies()
