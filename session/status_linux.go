@@ -21,35 +21,38 @@ import (
 // StatusOf reads the live facts of a session: supervisor and owner
 // liveness through verified pidfds, and the leaf's counters (only after
 // checking that the leaf is still the recorded one).
-func StatusOf(rec *registry.Record) Status { return status(rec) }
+func StatusOf(rec *registry.Record) Status {
+	s, _ := status(rec)
+	return s
+}
 
 // StatusWithProcesses is StatusOf with the members listed.
 func StatusWithProcesses(rec *registry.Record) Status {
-	s := status(rec)
-	if pids := members(rec); len(pids) > 0 {
-		for _, pid := range pids {
-			st, err := identity.ReadStat(pid)
-			if err != nil {
-				continue // gone meanwhile
-			}
-			argv := identity.Cmdline(pid)
-			if len(argv) == 0 {
-				argv = []string{"[" + st.Comm + "]"}
-			}
-			s.Processes = append(s.Processes, Proc{PID: pid, PPID: st.PPID, Argv: argv})
+	s, pids := status(rec)
+	for _, pid := range pids {
+		st, err := identity.ReadStat(pid)
+		if err != nil {
+			continue // gone meanwhile
 		}
+		argv := identity.Cmdline(pid)
+		if len(argv) == 0 {
+			argv = []string{"[" + st.Comm + "]"}
+		}
+		s.Processes = append(s.Processes, Proc{PID: pid, PPID: st.PPID, Argv: argv})
 	}
 	return s
 }
 
-func status(rec *registry.Record) Status {
+// status is StatusOf, with the members' pids it read (none without a
+// live leaf).
+func status(rec *registry.Record) (Status, []int) {
 	s := Status{Record: rec, State: rec.State, MemoryBytes: -1, AgeMS: time.Since(rec.CreatedAt).Milliseconds()}
 	if _, err := os.Lstat(rec.RuntimeDir); err == nil {
 		s.RuntimeDirExists = true
 	}
 	if !rec.Live() {
 		s.EndedAt = rec.UpdatedAt
-		return s
+		return s, nil
 	}
 	if h, err := Supervisor(rec); err == nil {
 		h.Close()
@@ -65,7 +68,7 @@ func status(rec *registry.Record) Status {
 		s.MainPID = t.PID
 	}
 	if rec.Cgroup == "" || !sameLeaf(rec.Cgroup, rec.CgroupID) {
-		return s
+		return s, nil
 	}
 	pids := members(rec)
 	s.Procs = len(pids)
@@ -82,7 +85,7 @@ func status(rec *registry.Record) Status {
 			s.CPUUsec = int64(st.UsageUsec)
 		}
 	}
-	return s
+	return s, pids
 }
 
 // members lists the pids in a live session's leaf (none without one).
