@@ -10,7 +10,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
 )
@@ -402,20 +401,3 @@ func StartErrorCode(err error) int {
 	}
 	return 125
 }
-
-// Member is a process Join started in a running group.
-type Member struct {
-	// Token is the member's identity.
-	Token identity.Token
-}
-
-// Join is not implemented on Windows yet: sessions are Linux-only.
-func (c *Cmd) Join(ec *exec.Cmd) (*Member, error) {
-	return nil, fmt.Errorf("contain: Join: %w on Windows yet", errors.ErrUnsupported)
-}
-
-// Wait waits for the member to exit.
-func (m *Member) Wait() receipt.Exit { return receipt.Exit{Code: 125, MainStatus: -1} }
-
-// Signal sends sig to the member.
-func (m *Member) Signal(sig os.Signal) error { return errors.ErrUnsupported }
