@@ -14,7 +14,9 @@ import (
 
 // Mount returns the mount point of the cgroup v2 hierarchy, read once from
 // /proc/self/mountinfo.
-var Mount = sync.OnceValues(func() (string, error) {
+func Mount() (string, error) { return v2Mount() }
+
+var v2Mount = sync.OnceValues(func() (string, error) {
 	b, err := procfs.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// V1Controllers are the cgroup v1 controllers tether can use for limits
-// on hybrid hosts, where they are not bound to the v2 hierarchy.
-var V1Controllers = []string{"memory", "pids", "cpu"}
+// V1Controllers returns the cgroup v1 controllers tether can use for
+// limits on hybrid hosts, where they are not bound to the v2 hierarchy.
+func V1Controllers() []string { return []string{"memory", "pids", "cpu"} }
 
 // knownV1 are the v1 controller names; other super options of a cgroup
 // mount (rw, xattr, name=..., noprefix, ...) are mount options.

@@ -9,7 +9,9 @@ import (
 
 // V1Mounts returns the mount point of each mounted cgroup v1 controller,
 // read once from /proc/self/mountinfo. It is empty on a pure v2 host.
-var V1Mounts = sync.OnceValue(func() map[string]string {
+func V1Mounts() map[string]string { return v1Mounts() }
+
+var v1Mounts = sync.OnceValue(func() map[string]string {
 	b, err := procfs.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return map[string]string{}

@@ -15,7 +15,7 @@ import (
 func v1Leaves(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, ctrl := range cgroup.V1Controllers {
+	for _, ctrl := range cgroup.V1Controllers() {
 		p, err := cgroup.V1Parent(ctrl)
 		if err != nil {
 			continue

@@ -19,7 +19,9 @@ import (
 const clockTicks = 100
 
 // BootID returns this boot's id, read once.
-var BootID = sync.OnceValues(func() (string, error) {
+func BootID() (string, error) { return bootID() }
+
+var bootID = sync.OnceValues(func() (string, error) {
 	b, err := procfs.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", fmt.Errorf("identity: boot id: %w", err)

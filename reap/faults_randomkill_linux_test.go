@@ -105,7 +105,7 @@ func TestFaultRandomKills(t *testing.T) {
 		}
 	}
 	t.Logf("%d orphan leaves (killed before their record), %d removed by --orphan-leaves", len(rep.OrphanLeaves), len(rep2.OrphanLeaves))
-	for _, ctrl := range cgroup.V1Controllers {
+	for _, ctrl := range cgroup.V1Controllers() {
 		if p, err := cgroup.V1Parent(ctrl); err == nil {
 			if left, _ := filepath.Glob(filepath.Join(p, cgroup.LeafPrefix+"*")); len(left) > 0 {
 				t.Errorf("v1 %s leaves left: %v", ctrl, left)

@@ -106,7 +106,7 @@ func orphanPlan(ol *OrphanLeaf, err error, populated bool, age time.Duration, ui
 func orphanV1Leaves(referenced map[string]bool, o Options) []OrphanLeaf {
 	out := []OrphanLeaf{}
 	seen := map[string]bool{}
-	for _, ctrl := range cgroup.V1Controllers {
+	for _, ctrl := range cgroup.V1Controllers() {
 		parent, err := cgroup.V1Parent(ctrl)
 		if err != nil || seen[parent] {
 			continue
