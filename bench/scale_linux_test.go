@@ -88,7 +88,7 @@ func stopTreeOf(b *testing.B, mech receipt.Mechanism, n int) (total, empty time.
 		time.Sleep(2 * time.Millisecond)
 	}
 	time.Sleep(settleTree)
-	c.Stop(contain.ReasonRequest)
+	c.BeginStop(contain.ReasonRequest)
 	c.Wait()
 	r := c.Receipt()
 	want := 3*((n-1)/3) + 1

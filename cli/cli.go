@@ -140,7 +140,7 @@ own failures and usage errors exit 125 as timeout(1)'s do.`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)
-	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e), newSuperviseCmd(e))
+	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e))
 	root.AddCommand(newExecCmd(e), newEnvCmd(e))
 	root.AddCommand(newDoctorCmd(e))
 	addCompletionCmd(root)

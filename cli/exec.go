@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -50,7 +51,7 @@ could not run it in the session; 126 not executable; 127 not found.`,
 			if args[1] == "--" { // flags stop at NAME: cobra keeps this "--"
 				args = append([]string{args[0]}, args[2:]...)
 			}
-			reg, err := openRegistry(e)
+			client, err := openClient(e)
 			if err != nil {
 				return exit(ExitTether, err)
 			}
@@ -61,8 +62,10 @@ could not run it in the session; 126 not executable; 127 not found.`,
 			sigs := make(chan os.Signal, 8)
 			signal.Notify(sigs, forwardedSignals...)
 			defer signal.Stop(sigs)
-			stdio := [3]*os.File{os.Stdin, os.Stdout, os.Stderr}
-			res, err := session.Exec(reg, args[0], args[1:], os.Environ(), dir, stdio, sigs)
+			res, err := client.Exec(context.Background(), args[0], session.ExecOptions{
+				Argv: args[1:], Env: os.Environ(), Dir: dir,
+				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
+			})
 			if err != nil {
 				var se *session.StartError
 				if errors.As(err, &se) && se.Code != 0 {

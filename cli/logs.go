@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -57,11 +58,11 @@ log again; tether reap reclaims the session).`,
 				}
 				o.Since = t
 			}
-			reg, err := openRegistry(e)
+			client, err := openClient(e)
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
-			if err := session.Logs(reg, args[0], e.stdout, o); err != nil {
+			if err := client.Logs(context.Background(), args[0], e.stdout, o); err != nil {
 				return sessionExit(args[0], err)
 			}
 			return nil

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tether-run/tether/session"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runHelper(h, os.Args[1:]))
 	}
 	if os.Getenv(asTetherEnv) == "1" {
+		// What cmd/tether's main does.
+		session.MaybeSupervise()
 		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// The tests' own state directory: runs write records, and a record

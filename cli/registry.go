@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,21 @@ func openRegistry(e *env) (*registry.Registry, error) {
 		return nil, err
 	}
 	return registry.Open(dir)
+}
+
+// openClient opens the session client of the default registry; its
+// supervisors are this binary (tether's main calls
+// session.MaybeSupervise).
+func openClient(e *env) (*session.Client, error) {
+	reg, err := openRegistry(e)
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return &session.Client{Registry: reg, Supervisor: exe}, nil
 }
 
 // printJSON writes v as one indented JSON document.

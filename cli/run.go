@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/session"
+	"github.com/tether-run/tether/registry"
 )
 
 type runFlags struct {
@@ -160,40 +160,47 @@ func runRun(e *env, f *runFlags, args []string) error {
 		return exit(ExitTether, err)
 	}
 	f.prepare(e, mech, !spec.IsZero(), false, args)
-	c := contain.Command(args[0], args[1:]...)
-	c.Env, c.StopSignal = cmdEnv, sig
-	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
-	c.Mechanism = mech
-	c.CgroupParent = f.cgroupParent
-	c.Timeout = f.timeout
-	c.Grace = f.grace
-	if f.grace == 0 {
-		c.Grace = -1
-	}
-	c.KillWait = f.killWait
-	c.AdoptOrphans = true // tether run starts no other children
-	c.Limits = spec
-	c.BestEffortLimits = f.limitsMode == "best-effort"
-	// One id for the record, written before the run starts, and the
-	// receipt.
-	c.RunID = receipt.NewRunID()
-
 	prog := newProgress(e, f.quiet, max(f.grace, 0), "a second ^C kills at once")
-	if prog != nil {
-		c.Progress = func(s receipt.Step) { prog.step("", s) }
+	command := func(reg *registry.Registry) *contain.Cmd {
+		c := contain.Command(args[0], args[1:]...)
+		c.Env, c.StopSignal = cmdEnv, sig
+		c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
+		c.Mechanism = mech
+		c.CgroupParent = f.cgroupParent
+		c.Timeout = f.timeout
+		c.Grace = f.grace
+		if f.grace == 0 {
+			c.Grace = -1
+		}
+		c.KillWait = f.killWait
+		c.AdoptOrphans = true // tether run starts no other children
+		c.Limits = spec
+		c.BestEffortLimits = f.limitsMode == "best-effort"
+		c.Registry = reg
+		if prog != nil {
+			c.Progress = func(s receipt.Step) { prog.step("", s) }
+		}
+		return c
 	}
-	track := trackRun(e, f, args, c.RunID)
-	c.Prepared, c.Started, c.BeforeStop = track.Prepared, track.Started, track.Stopping
-	sigs := newSignalLog(c)
+	sigs := newSignalLog()
 	defer sigs.close()
-	if err := c.Start(); err != nil {
-		r := c.Receipt()
-		track.Finish(r, err)
-		werr := out.write(e, r)
+	c := command(runRegistry(e, f))
+	err = c.Start()
+	if errors.Is(err, contain.ErrRecord) {
+		// Nothing was created or started: the run goes on without one.
+		if !f.quiet {
+			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
+		}
+		c = command(nil)
+		err = c.Start()
+	}
+	sigs.attach(c)
+	if err != nil {
+		werr := out.write(e, c.Receipt())
 		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
 	}
-	if c.Warning != "" && !f.quiet {
-		e.warnf("%s", c.Warning)
+	if r := c.Receipt(); r.FallbackReason != "" && !f.quiet {
+		e.warnf("no usable cgroup v2 parent (%s); using the fallback: %s", r.FallbackReason, r.Caveats[0])
 	}
 	if l := c.Receipt().Limits; l != nil {
 		for _, n := range l.NotApplied {
@@ -211,9 +218,6 @@ func runRun(e *env, f *runFlags, args []string) error {
 	sigs.close()
 	prog.done("", c.Receipt(), false)
 	r := c.Receipt()
-	if err := track.Finish(r, waitErr); err != nil {
-		e.warnf("run record %s: %v", track.Name(), err)
-	}
 	r.SignalsReceived = sigs.list()
 	code := r.Exit.Code
 	// A run tether was signalled to end exits 128+n even when the main
@@ -293,8 +297,11 @@ func signalName(sig syscall.Signal) string {
 
 // signalLog turns SIGINT, SIGTERM and SIGHUP into the stop protocol: the
 // first begins it, the second skips the grace, the rest are absorbed.
+// Signals are caught from before the Cmd exists; what arrived before
+// attach is applied to the Cmd there.
 type signalLog struct {
 	mu   sync.Mutex
+	c    *contain.Cmd
 	ch   chan os.Signal
 	got  []receipt.Signal
 	sig1 syscall.Signal
@@ -302,7 +309,7 @@ type signalLog struct {
 	once sync.Once
 }
 
-func newSignalLog(c *contain.Cmd) *signalLog {
+func newSignalLog() *signalLog {
 	s := &signalLog{ch: make(chan os.Signal, 8), done: make(chan struct{})}
 	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
@@ -311,15 +318,16 @@ func newSignalLog(c *contain.Cmd) *signalLog {
 			case <-s.done:
 				return
 			case sig := <-s.ch:
-				s.handle(c, sig.(syscall.Signal))
+				s.handle(sig.(syscall.Signal))
 			}
 		}
 	}()
 	return s
 }
 
-func (s *signalLog) handle(c *contain.Cmd, sig syscall.Signal) {
+func (s *signalLog) handle(sig syscall.Signal) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	action := "absorbed"
 	switch len(s.got) {
 	case 0:
@@ -328,10 +336,25 @@ func (s *signalLog) handle(c *contain.Cmd, sig syscall.Signal) {
 		action = "skip-grace"
 	}
 	s.got = append(s.got, receipt.Signal{Name: signalName(sig), At: time.Now().UTC(), Action: action})
-	s.mu.Unlock()
+	if s.c != nil {
+		apply(s.c, action)
+	}
+}
+
+// attach makes c the Cmd the signals stop, applying those already caught.
+func (s *signalLog) attach(c *contain.Cmd) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.c = c
+	for _, g := range s.got {
+		apply(c, g.Action)
+	}
+}
+
+func apply(c *contain.Cmd, action string) {
 	switch action {
 	case "stop":
-		c.Stop(contain.ReasonSignal)
+		c.BeginStop(contain.ReasonSignal)
 	case "skip-grace":
 		c.Kill()
 	}
@@ -355,25 +378,21 @@ func (s *signalLog) first() syscall.Signal {
 	return s.sig1
 }
 
-// trackRun writes the run's registry record, so that `tether reap` can
-// recover the run if tether dies. Without a usable state directory the run
-// goes on without one, and says so.
-func trackRun(e *env, f *runFlags, args []string, runID string) *session.RunTracker {
+// runRegistry is the registry the run keeps its record in, so that
+// `tether reap` can recover the run if tether dies, after a quick reap of
+// what provably dead runs left. Without a usable state directory the run
+// goes on without a record, and says so.
+func runRegistry(e *env, f *runFlags) *registry.Registry {
 	if !runRecords {
 		return nil
 	}
 	reg, err := openRegistry(e)
-	var t *session.RunTracker
-	if err == nil {
-		quickReap(e, reg, f.noReap)
-		cwd, _ := os.Getwd()
-		t, err = session.TrackRun(reg, args, cwd, runID)
-	}
 	if err != nil {
 		if !f.quiet {
 			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
 		}
 		return nil
 	}
-	return t
+	quickReap(e, reg, f.noReap)
+	return reg
 }

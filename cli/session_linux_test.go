@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -32,7 +33,10 @@ func stateEnv(t *testing.T) string {
 		recs, _ := reg.List()
 		for _, r := range recs {
 			if r.Live() {
-				if _, err := session.Stop(reg, r.Name, -1, time.Minute); err != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_, err := (&session.Client{Registry: reg}).Stop(ctx, r.Name, session.StopOptions{Kill: true})
+				cancel()
+				if err != nil {
 					session.Reclaim(reg, r)
 				}
 			}

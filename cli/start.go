@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -148,7 +149,11 @@ func runStart(e *env, f *startFlags, args []string) error {
 	if f.grace == 0 {
 		o.Grace = -1
 	}
-	rec, err := session.Start(reg, o)
+	client, err := openClient(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	rec, err := client.Start(context.Background(), o)
 	if err != nil {
 		var se *session.StartError
 		if errors.As(err, &se) && se.Code != 0 {
@@ -207,23 +212,4 @@ func processName(pid string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// supervise is the hidden command the supervisor runs as.
-func newSuperviseCmd(e *env) *cobra.Command {
-	var state string
-	cmd := &cobra.Command{
-		Use:    "__supervise --state DIR NAME",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ready := os.NewFile(3, "ready")
-			if err := session.Supervise(state, args[0], ready); err != nil {
-				return exit(ExitFailure, err)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&state, "state", "", "registry state directory")
-	return cmd
 }

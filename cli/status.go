@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -28,15 +29,15 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := openRegistry(e)
+			client, err := openClient(e)
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
-			rec, err := reg.Read(args[0])
+			s, err := client.Status(args[0])
 			if err != nil {
 				return sessionExit(args[0], err)
 			}
-			s := session.StatusWithProcesses(rec)
+			rec := s.Record
 			if asJSON {
 				return printJSON(e, s)
 			}
@@ -44,7 +45,7 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 			if lines > 0 {
 				// The tail as tether logs --tail prints it, gaps noted.
 				var tail bytes.Buffer
-				if err := session.Logs(reg, rec.Name, &tail, session.LogOptions{Tail: lines, Timestamps: true, Notes: &tail}); err == nil && tail.Len() > 0 {
+				if err := client.Logs(context.Background(), rec.Name, &tail, session.LogOptions{Tail: lines, Timestamps: true, Notes: &tail}); err == nil && tail.Len() > 0 {
 					fmt.Fprintf(e.stdout, "log (last %d lines):\n", lines)
 					for _, l := range strings.SplitAfter(strings.TrimSuffix(tail.String(), "\n"), "\n") {
 						fmt.Fprintf(e.stdout, "  %s", strings.TrimSuffix(l, "\n")+"\n")

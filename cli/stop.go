@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -58,23 +59,32 @@ stops on their own).`,
 					}
 				}
 			}
-			req := session.StopRequest{Reason: "request", GraceMS: grace.Milliseconds(), Kill: kill}
+			o := session.StopOptions{Grace: grace, Kill: kill}
 			if cmd.Flags().Changed("grace") && grace == 0 {
-				req.GraceMS = -1
+				o.Grace = -1
 			}
-			wait := max(grace, 0) + 10*time.Minute
 			killCh, abandon, stop := stopSignals()
 			defer stop()
+			o.KillOn = killCh
+			ctx, cancel := context.WithTimeout(context.Background(), max(grace, 0)+10*time.Minute)
+			defer cancel()
+			go func() {
+				select {
+				case <-abandon:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 			var g time.Duration
 			if cmd.Flags().Changed("grace") {
 				g = grace
 			}
 			prog := newProgress(e, false, g, "^C kills at once")
-			var onStep func(string, receipt.Step)
 			if prog != nil {
-				onStep = prog.step
+				o.Progress = prog.step
 			}
-			results := session.StopMany(reg, args, req, wait, killCh, abandon, onStep)
+			client := &session.Client{Registry: reg}
+			results := client.StopMany(ctx, args, o)
 			receipts := []*receipt.Receipt{}
 			var errs []error
 			code := ExitFailure

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/session"
 )
@@ -21,11 +22,11 @@ receipt path.`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := openRegistry(e)
+			client, err := openClient(e)
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
-			rec, err := session.Wait(reg, args[0])
+			rec, err := client.Wait(context.Background(), args[0])
 			if err != nil {
 				return sessionExit(args[0], err)
 			}

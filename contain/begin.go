@@ -1,6 +1,7 @@
 package contain
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -37,4 +38,38 @@ func (c *Cmd) begin() error {
 		Exit:          receipt.Exit{Code: 125, MainStatus: -1},
 	}
 	return nil
+}
+
+// openRecord writes the run's first record when a Registry is set: before
+// the containment exists, so a crash at any later point leaves a record.
+func (c *Cmd) openRecord() error {
+	if c.Registry == nil {
+		return nil
+	}
+	t, err := newTracker(c.Registry, &c.rec)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRecord, err)
+	}
+	c.track = t
+	return nil
+}
+
+// prepared is called once the containment exists and before the command
+// is spawned: the record learns where the run will be, then the hook.
+func (c *Cmd) prepared() error {
+	if err := c.track.prepared(&c.rec); err != nil {
+		return fmt.Errorf("contain: run record: %w", err)
+	}
+	if c.hooks.Prepared != nil {
+		return c.hooks.Prepared(&c.rec)
+	}
+	return nil
+}
+
+// startedMain is called once the command runs and is identified.
+func (c *Cmd) startedMain() {
+	c.track.started(&c.rec)
+	if c.hooks.Started != nil {
+		c.hooks.Started(&c.rec)
+	}
 }

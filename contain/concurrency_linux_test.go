@@ -74,7 +74,7 @@ func TestSetGraceDuringStop(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(100 * time.Millisecond) // let sh install its trap
-			c.Stop(ReasonRequest)
+			c.BeginStop(ReasonRequest)
 			// The grace wait begins right after the term step; on a slow
 			// host (TCG) the walk before it took longer than a fixed sleep.
 			<-termed

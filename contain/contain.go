@@ -1,52 +1,93 @@
 // Package contain runs a command so that everything it starts can be found
-// and stopped: the command is cloned straight into a fresh cgroup v2 leaf
-// (no instant exists in which it is outside), the calling process becomes
-// the child subreaper so orphans come back to it, and Wait returns only when
-// the kernel has confirmed the group empty and every member was reaped.
+// and stopped, and proves it did.
 //
-// The API is shaped like os/exec:
+// It is shaped like os/exec. A Cmd runs one command; what that command
+// starts — children, setsid'd daemons, double-forked grandchildren — is a
+// member of its group, and the run is not over until the group is:
 //
-//	c := contain.Command("npm", "run", "e2e")
-//	c.Timeout = 20 * time.Minute
-//	if err := c.Start(); err != nil { ... }
-//	err := c.Wait()          // main exit, then the stop protocol
-//	r := c.Receipt()         // evidence, JSON-ready
+//	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+//	defer cancel()
+//	c := contain.CommandContext(ctx, "npm", "run", "e2e")
+//	out, err := c.Output()      // like exec.Cmd.Output
+//	var ee *exec.ExitError
+//	if errors.As(err, &ee) { ... } // the main process failed
+//	r := c.Receipt()            // what happened, as evidence, JSON-ready
 //
-// Stop begins the stop protocol early (SIGTERM, grace, cgroup.kill); Kill
-// skips whatever grace is left.
+// # The group
 //
-// Process-wide effects: Start makes the calling process a child subreaper
-// (PR_SET_CHILD_SUBREAPER) and reaps the orphans of its groups. It never
-// reaps a child it did not recognise as a member, so os/exec children of the
-// rest of the program keep their exit statuses.
+// On Linux the command is cloned straight into a fresh cgroup v2 leaf
+// (clone3 with CLONE_INTO_CGROUP), so no instant exists in which it is
+// outside; its descendants are born inside and cannot leave. Where no
+// writable cgroup v2 parent exists, the fallback mechanism tracks the
+// process tree instead and the receipt says what that cannot guarantee
+// (Receipt().Caveats). On Windows the group is a Job Object the command
+// is created in. Mechanism chooses or requires one.
+//
+// # The end of a run and the stop protocol
+//
+// A run ends when the main process exits (with UntilEmpty: when the group
+// is empty), when Timeout expires, when the context given to
+// CommandContext is done (Cancel), or on Stop. Then the stop protocol
+// runs on whatever is left: StopSignal (SIGTERM) to every member, Grace
+// for them to exit, then cgroup.kill, and Wait returns only when the
+// kernel has confirmed the group empty, every member was reaped and the
+// leaf removed. When that cannot be proven, Wait's error wraps
+// ErrNotConfirmed and the receipt says what is missing: a run is never
+// reported stopped on hope.
+//
+// Wait's error is an *ExitError when the main process did not exit 0; it
+// wraps the *exec.ExitError os/exec would have returned, so code written
+// for os/exec keeps working (errors.As with *exec.ExitError).
+//
+// # Crash recovery
+//
+// With Registry set, the run keeps a record there from before its
+// containment exists until its stop is confirmed. If this program dies
+// (SIGKILL included), reap.Run — `tether reap` — finds the record,
+// proves by identity what is still the run's, and stops it.
+//
+// # Effects on the calling process
+//
+// On Linux, Start makes the calling process a child subreaper
+// (PR_SET_CHILD_SUBREAPER) for good: orphans of the groups come back to it
+// and are reaped by contain. It never reaps a child it did not recognise
+// as a member, so the os/exec children of the rest of the program keep
+// their exit statuses; but orphaned grandchildren of those children are
+// reparented to the program too, and it must reap them itself. Processes
+// are started from one goroutine locked to its OS thread for the life of
+// the program (Pdeathsig is tied to the forking thread). contain installs
+// no signal handlers.
 package contain
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
 )
 
 var (
 	// ErrStarted is returned by Start when the Cmd was already started.
 	ErrStarted = errors.New("contain: already started")
-	// ErrNotStarted is returned by Wait before Start.
+	// ErrNotStarted is returned by Wait, Stop and Join before Start.
 	ErrNotStarted = errors.New("contain: not started")
 	// ErrNoCgroup is returned by Start when Mechanism is MechanismCgroup and
 	// no writable cgroup v2 parent exists. Nothing was started.
 	ErrNoCgroup = errors.New("contain: cgroup containment required but not available")
-	// ErrNotConfirmed is returned by Wait when the stop protocol ended
-	// without proof that the group is empty and reaped; the receipt says
-	// what is missing.
+	// ErrNotConfirmed is wrapped by Wait's error when the stop protocol
+	// ended without proof that the group is empty and reaped; the receipt
+	// says what is missing. The main process's failure, if any, is wrapped
+	// too (errors.As with *ExitError still finds it).
 	ErrNotConfirmed = errors.New("contain: stop not confirmed")
 	// ErrPlacement is returned by Start when the started process is not in
 	// the leaf it was cloned into. It was killed.
@@ -60,19 +101,27 @@ var (
 	// member: it has no leaf (the fallback mechanism holds only the
 	// descendants of its main process), or its stop has begun.
 	ErrNoJoin = errors.New("contain: cannot join the group")
+	// ErrRecord is wrapped by Start when Registry is set and the run's
+	// first record could not be written. Nothing was created or started:
+	// the same command may be started again with another Cmd.
+	ErrRecord = errors.New("contain: run record not written")
 )
 
-// Stop reasons recorded in the receipt.
+// A Reason says why a run ended; the receipt records it (Stop.Reason).
+type Reason string
+
+// The reasons a run ends.
 const (
-	ReasonMainExit = "main-exit"
-	ReasonTimeout  = "timeout"
-	ReasonSignal   = "signal"
-	ReasonRequest  = "request"
-	ReasonError    = "error"
+	ReasonMainExit Reason = "main-exit" // the main process exited
+	ReasonTimeout  Reason = "timeout"   // Timeout expired
+	ReasonContext  Reason = "context"   // CommandContext's context was done
+	ReasonSignal   Reason = "signal"    // the program was signalled (BeginStop)
+	ReasonRequest  Reason = "request"   // Stop, Kill or BeginStop
+	ReasonError    Reason = "error"     // the run could not go on (the receipt's error says why)
 	// ReasonEmpty: with UntilEmpty, the group emptied by itself.
-	ReasonEmpty = "empty"
+	ReasonEmpty Reason = "empty"
 	// ReasonStartFailed: nothing ran (the receipt's error says why).
-	ReasonStartFailed = "start-failed"
+	ReasonStartFailed Reason = "start-failed"
 )
 
 // RunIDEnv is the environment variable that carries the run id into the
@@ -86,10 +135,13 @@ const (
 	DefaultKillWait = 5 * time.Second
 )
 
-// Cmd is a command run inside its own containment.
+// Cmd is a command run inside its own containment. Set its fields before
+// Start; a Cmd cannot be reused.
 type Cmd struct {
 	// Path, Args, Env, Dir, Stdin, Stdout and Stderr mean what they mean in
-	// os/exec.Cmd. Args includes the command name.
+	// os/exec.Cmd. Args includes the command name. An *os.File is handed to
+	// the command as it is; any other reader or writer goes through a pipe
+	// that contain copies, and the copies have ended when Wait returns.
 	Path   string
 	Args   []string
 	Env    []string
@@ -98,24 +150,27 @@ type Cmd struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	// RunID names the run in its receipt and in the command's environment
-	// (RunIDEnv, replacing an inherited one: it names the innermost run).
-	// Empty: Start chooses a new one (receipt.NewRunID). A caller that
-	// records the run elsewhere before Start sets it to use the same id.
-	RunID string
+	// Cancel is called when the context of CommandContext is done before
+	// the run ended. CommandContext sets it to begin the stop protocol
+	// (reason ReasonContext: StopSignal, Grace, then the kill), where
+	// os/exec kills the main process alone. A Cancel that returns nil
+	// makes Wait return the context's error when the main process
+	// otherwise succeeded, as os/exec does.
+	Cancel func() error
+	// WaitDelay, if positive, bounds two waits, as in os/exec: after
+	// Cancel, the run's end (then the group is killed without what is
+	// left of the grace); and once the group is stopped, the copying of
+	// its output to non-file writers (then the pipes are closed; zero
+	// means one second, not forever: the group that could hold them is
+	// gone).
+	WaitDelay time.Duration
 
-	// Mechanism selects the containment: "" chooses cgroup when a writable
-	// cgroup v2 parent exists and falls back otherwise; MechanismCgroup
-	// refuses to start without it; MechanismFallback forces the fallback.
-	Mechanism receipt.Mechanism
-	// CgroupParent is the cgroup v2 directory to create the leaf in. Empty
-	// means the calling process's own cgroup. A given parent that cannot be
-	// used is an error, never a silent fallback.
-	CgroupParent string
-	// Timeout, if positive, begins the stop protocol after this long.
+	// Timeout, if positive, begins the stop protocol after this long, and
+	// the run's exit code is 124, as timeout(1) makes it.
 	Timeout time.Duration
-	// Grace is how long members have after SIGTERM (default DefaultGrace;
-	// negative means none). Set it before Start; afterwards use SetGrace.
+	// Grace is how long members have after StopSignal before they are
+	// killed (default DefaultGrace; negative means none). Set it before
+	// Start; afterwards use SetGrace.
 	Grace time.Duration
 	// KillWait bounds the wait for emptiness after the kill (default
 	// DefaultKillWait).
@@ -124,6 +179,12 @@ type Cmd struct {
 	// member before the grace (0: SIGTERM), as timeout -s and systemd's
 	// KillSignal= choose it. The receipt records it (Stop.Signal).
 	StopSignal syscall.Signal
+	// UntilEmpty keeps the group after the main process exits, until it is
+	// empty by itself, Stop, or the timeout: for commands that daemonize
+	// and return at once (tmux new -d). By default the main process's exit
+	// ends the run and stops what is left.
+	UntilEmpty bool
+
 	// Limits is the budget for the whole group, written before the command
 	// starts: to the v2 leaf where the controllers are enabled for it, else
 	// (hybrid hosts) to v1 leaves the command is born in.
@@ -131,55 +192,71 @@ type Cmd struct {
 	// BestEffortLimits starts the command even when a limit cannot be
 	// applied; the receipt lists what was not. By default that is an error.
 	BestEffortLimits bool
-	// UntilEmpty keeps the group after the main process exits, until it is
-	// empty by itself, Stop, or the timeout: for commands that daemonize
-	// and return at once (tmux new -d). By default the main process's exit
-	// ends the run and stops what is left.
-	UntilEmpty bool
-	// Prepared, if set, is called once the containment exists (leaf
-	// created, limits written) and before the command is spawned, with the
-	// receipt so far; an error aborts the start. Records written here
-	// survive a crash at any later point.
-	Prepared func(r *receipt.Receipt) error
-	// Started, if set, is called once the command runs and is identified.
-	Started func(r *receipt.Receipt)
-	// BeforeStop, if set, is called with the reason once the run's end is
-	// decided and before the stop protocol touches the group (a session
-	// supervisor stops the sessions it owns there first).
-	BeforeStop func(reason string)
+
+	// Mechanism selects the containment: "" chooses cgroup when a writable
+	// cgroup v2 parent exists and falls back otherwise (the receipt's
+	// FallbackReason says why); MechanismCgroup refuses to start without
+	// it; MechanismFallback forces the fallback.
+	Mechanism receipt.Mechanism
+	// CgroupParent is the cgroup v2 directory to create the leaf in. Empty
+	// means a delegated parent found for the calling process (its own
+	// cgroup, or a systemd scope). A given parent that cannot be used is
+	// an error, never a silent fallback.
+	CgroupParent string
+	// AdoptOrphans declares that this program starts no children except
+	// through contain, so that every orphan reparented to it belongs to
+	// the group. Only the fallback mechanism uses it; without it the
+	// fallback claims an orphan only if the orphan still carries the
+	// group's marker in its environment.
+	AdoptOrphans bool
+
+	// Registry, if set, keeps a record of the run from before its
+	// containment exists until its stop is confirmed, so that reap.Run
+	// (`tether reap`) can stop what the run left if this program dies.
+	// Start fails if the record cannot be written.
+	Registry *registry.Registry
+	// RunID names the run in its receipt, its record and the command's
+	// environment (RunIDEnv, replacing an inherited one). Empty: Start
+	// chooses one (receipt.NewRunID).
+	RunID string
+
 	// Progress, if set, is called with each step of the stop protocol as
 	// it is recorded (term, grace, kill, ...), from the goroutine running
 	// the protocol: for reports to a person while a stop takes its time.
 	// It must not block.
 	Progress func(receipt.Step)
-	// AdoptOrphans declares that this program starts no children except
-	// through this Cmd, so every orphan reparented to it belongs to the
-	// group. Only the fallback mechanism needs it; without it the fallback
-	// claims an orphan only if the orphan still carries the group's marker
-	// in its environment.
-	AdoptOrphans bool
 
-	// Process is the main process, set by Start.
-	Process *os.Process
-	// Err is set by Command when the name could not be resolved.
+	// Err is set by Command when the name could not be resolved; Start
+	// returns it.
 	Err error
-	// Warning says why the fallback is in force when it was chosen
-	// automatically; empty otherwise.
-	Warning string
+	// ProcessState describes the main process once Wait has returned (nil
+	// if it was never reaped), as in os/exec.
+	ProcessState *os.ProcessState
 
-	mu       sync.Mutex // guards started, stopping, Grace after Start, and rec
+	ctx             context.Context
+	hooks           hooks.Hooks
+	closeAfterStart []io.Closer
+	closeAfterWait  []io.Closer
+	track           *tracker
+
+	mu       sync.Mutex // guards started, stopping, Grace after Start, rec and ctxErr
 	started  bool
 	stopping bool // the run's end is decided: the stop protocol runs or is about to
+	ctxErr   error
 	leaf     *cgroup.Leaf
 	rec      receipt.Receipt
 	chanOnce sync.Once
-	stopCh   chan string
+	stopCh   chan Reason
 	skipCh   chan struct{}
 	skipOnce sync.Once
 	stopOnce sync.Once
 	done     chan struct{}
 	waitErr  error
 	sys      sysState
+}
+
+func init() {
+	hooks.Set = func(cmd any, h hooks.Hooks) { cmd.(*Cmd).hooks = h }
 }
 
 // Command returns a Cmd for name and args, resolving name like
@@ -195,14 +272,91 @@ func Command(name string, arg ...string) *Cmd {
 	return c
 }
 
+// CommandContext is like Command but tied to ctx: if ctx is done before
+// the run ends, Cancel is called (by default, the stop protocol begins
+// with reason ReasonContext). Start fails at once if ctx is already done.
+func CommandContext(ctx context.Context, name string, arg ...string) *Cmd {
+	if ctx == nil {
+		panic("contain: nil Context")
+	}
+	c := Command(name, arg...)
+	c.ctx = ctx
+	c.Cancel = func() error {
+		if c.Stopping() {
+			return os.ErrProcessDone
+		}
+		c.BeginStop(ReasonContext)
+		return nil
+	}
+	return c
+}
+
 // Start starts the command in a fresh containment. When it returns an
 // error, nothing is left running and the receipt records the error.
-func (c *Cmd) Start() error { return c.start() }
+func (c *Cmd) Start() error {
+	err := c.preStart()
+	if err == nil {
+		err = c.start()
+	}
+	closeAll(c.closeAfterStart)
+	if err != nil {
+		closeAll(c.closeAfterWait)
+		return err
+	}
+	if c.ctx != nil {
+		go c.watchCtx()
+	}
+	return nil
+}
+
+// preStart refuses what os/exec refuses before anything is created.
+func (c *Cmd) preStart() error {
+	if c.Cancel != nil && c.ctx == nil {
+		return errors.New("contain: Cancel set on a Cmd not created with CommandContext")
+	}
+	if c.ctx != nil {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watchCtx calls Cancel when the context is done before the run ended,
+// and with WaitDelay, kills the group if the run has not ended after it.
+func (c *Cmd) watchCtx() {
+	select {
+	case <-c.done:
+		return
+	case <-c.ctx.Done():
+	}
+	err := c.ctx.Err()
+	if cerr := c.Cancel(); errors.Is(cerr, os.ErrProcessDone) {
+		err = nil
+	} else if cerr != nil {
+		err = errors.Join(errors.New("contain: canceling Cmd"), cerr)
+	}
+	c.mu.Lock()
+	c.ctxErr = err
+	c.mu.Unlock()
+	if c.WaitDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(c.WaitDelay)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		c.Kill()
+	}
+}
 
 // Wait waits for the main process to exit, then runs the stop protocol on
 // whatever is left, and returns once the group is confirmed empty and
-// reaped. The error is an *exec.ExitError-like *ExitError when the main
-// process failed, or wraps ErrNotConfirmed.
+// reaped. The error is an *ExitError when the main process did not exit 0
+// (or the run timed out), the context's error when Cancel ended a run
+// whose main process then succeeded, and wraps ErrNotConfirmed when the
+// stop could not be proven.
 func (c *Cmd) Wait() error {
 	c.mu.Lock()
 	started := c.started
@@ -211,6 +365,13 @@ func (c *Cmd) Wait() error {
 		return ErrNotStarted
 	}
 	<-c.done
+	closeAll(c.closeAfterWait)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ProcessState = c.sys.processState()
+	if c.waitErr == nil && c.ctxErr != nil {
+		return c.ctxErr
+	}
 	return c.waitErr
 }
 
@@ -222,13 +383,40 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
-// Stop begins the stop protocol now, recording reason (ReasonTimeout,
-// ReasonSignal, ReasonRequest, ...). Later calls do nothing; use Kill to
-// cut the grace short.
+// Stop begins the stop protocol (reason ReasonRequest) and waits for it to
+// end: nil when the group is confirmed empty, an error wrapping
+// ErrNotConfirmed when it is not, ctx's error when ctx is done first (the
+// protocol goes on; Wait still returns the run's result). The main
+// process's exit status is Wait's to report. Use Kill to skip the grace.
+func (c *Cmd) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	started := c.started
+	c.mu.Unlock()
+	if !started {
+		return ErrNotStarted
+	}
+	c.BeginStop(ReasonRequest)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.rec.StopConfirmed {
+		return &notConfirmed{why: unconfirmedWhy(&c.rec)}
+	}
+	return nil
+}
+
+// BeginStop begins the stop protocol now without waiting for it,
+// recording reason in the receipt. Later calls (and Stop) do nothing but
+// wait; use Kill to cut the grace short.
 //
-// A Stop before Start is kept: the protocol begins as soon as the command
-// has started, so a signal that arrives during Start is never lost.
-func (c *Cmd) Stop(reason string) {
+// A BeginStop before Start is kept: the protocol begins as soon as the
+// command has started, so a signal that arrives during Start is never
+// lost.
+func (c *Cmd) BeginStop(reason Reason) {
 	c.chans()
 	c.stopOnce.Do(func() {
 		c.mu.Lock()
@@ -239,8 +427,8 @@ func (c *Cmd) Stop(reason string) {
 }
 
 // Stopping reports whether the run's end is decided (the main process
-// exited, the timeout expired, or Stop was called): the stop protocol runs
-// or is about to.
+// exited, the timeout expired, or a stop began): the stop protocol runs or
+// is about to.
 func (c *Cmd) Stopping() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -258,31 +446,37 @@ func (c *Cmd) SetGrace(d time.Duration) {
 }
 
 // Kill skips what is left of the grace period: the group is killed at once.
-// It also begins the protocol if it had not begun.
+// It also begins the protocol (reason ReasonRequest) if it had not begun.
+// It does not wait; Wait does.
 func (c *Cmd) Kill() {
 	c.chans()
 	c.skipOnce.Do(func() { close(c.skipCh) })
-	c.Stop(ReasonRequest)
-}
-
-// KillRequested returns a channel that is closed once Kill is called: work
-// done before the stop protocol (BeforeStop) can cut itself short too.
-func (c *Cmd) KillRequested() <-chan struct{} {
-	c.chans()
-	return c.skipCh
+	c.BeginStop(ReasonRequest)
 }
 
 // chans makes the channels that Stop, Kill and Wait use, once.
 func (c *Cmd) chans() {
 	c.chanOnce.Do(func() {
-		c.stopCh = make(chan string, 1)
+		c.stopCh = make(chan Reason, 1)
 		c.skipCh = make(chan struct{})
 		c.done = make(chan struct{})
 	})
 }
 
+// Pid returns the main process's pid once Start has succeeded, else 0.
+// Prefer Signal to sending signals by pid: a pid is reused once the
+// process is reaped.
+func (c *Cmd) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rec.Main == nil {
+		return 0
+	}
+	return c.rec.Main.PID
+}
+
 // Receipt returns the run's receipt. It is complete after Wait returns, or
-// after Start fails.
+// after Start fails; before that it shows the run so far.
 func (c *Cmd) Receipt() *receipt.Receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -291,22 +485,17 @@ func (c *Cmd) Receipt() *receipt.Receipt {
 }
 
 // ExitCode returns the code tether passes on: the main process's exit
-// status, 128+n when it died of signal n, 124 when the run timed out.
+// status, 128+n when it died of signal n, 124 when the run timed out, 125
+// before the run ended or when it failed to start (126/127: the command
+// could not be executed / was not found).
 func (c *Cmd) ExitCode() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rec.Exit.Code
 }
 
-// ExitError reports a main process that did not exit 0.
-type ExitError struct {
-	Code   int    // the code tether passes on
-	Signal string // set when the main process died of a signal
-}
-
-func (e *ExitError) Error() string {
-	if e.Signal != "" {
-		return "contain: main process killed by " + e.Signal
+func closeAll(cs []io.Closer) {
+	for _, c := range cs {
+		c.Close()
 	}
-	return "contain: main process exited with status " + strconv.Itoa(e.Code)
 }

@@ -5,6 +5,7 @@ package contain
 import (
 	"errors"
 	"fmt"
+	"os"
 )
 
 type sysState struct{}
@@ -20,3 +21,8 @@ func StartErrorCode(err error) int {
 	}
 	return 125
 }
+
+func (s *sysState) processState() *os.ProcessState { return nil }
+
+// Signal is unsupported here: nothing can be started.
+func (c *Cmd) Signal(sig os.Signal) error { return errors.ErrUnsupported }

@@ -148,7 +148,7 @@ func TestLeaksMainExit(t *testing.T) {
 			}
 			r := c.Receipt()
 			checkReceipt(t, r, tc.procs)
-			if r.Stop.Reason != ReasonMainExit || r.Exit.Code != 0 {
+			if r.Stop.Reason != string(ReasonMainExit) || r.Exit.Code != 0 {
 				t.Errorf("reason %q exit %d; want main-exit, 0", r.Stop.Reason, r.Exit.Code)
 			}
 			if r.StragglersTotal < 1 {
@@ -178,7 +178,7 @@ func TestLeaksTimeout(t *testing.T) {
 				// The leak check below must be able to see them.
 				t.Errorf("/proc shows %d processes tagged %s, want >= %d", len(pids), tag, tc.alive)
 			}
-			c.Stop(ReasonTimeout) // what the timer does; TestTimeoutExpires runs the timer
+			c.BeginStop(ReasonTimeout) // what the timer does; TestTimeoutExpires runs the timer
 
 			var ee *ExitError
 			if err := c.Wait(); !errors.As(err, &ee) || ee.Code != 124 {
@@ -299,7 +299,7 @@ func TestPoliteStop(t *testing.T) {
 			t.Fatal("polite helper not ready")
 		}
 	}
-	c.Stop(ReasonRequest)
+	c.BeginStop(ReasonRequest)
 	c.Wait()
 	r := c.Receipt()
 	checkReceipt(t, r, 1)
@@ -335,7 +335,7 @@ func TestStartErrors(t *testing.T) {
 	if err := c.Start(); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Start(--pids, strict) = %v, want ErrUnsupported", err)
 	}
-	if r := c.Receipt(); !r.StopConfirmed || r.Stop.Reason != ReasonStartFailed || r.Exit.Code != 125 {
+	if r := c.Receipt(); !r.StopConfirmed || r.Stop.Reason != string(ReasonStartFailed) || r.Exit.Code != 125 {
 		t.Errorf("receipt of a refused start: confirmed %v reason %q exit %d", r.StopConfirmed, r.Stop.Reason, r.Exit.Code)
 	}
 	c = helperCmd(t, "exit", tag, dir, "0")

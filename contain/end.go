@@ -5,17 +5,18 @@ package contain
 import "time"
 
 // awaitEnd waits for the run's end — the main process's exit (and with
-// UntilEmpty the group's emptiness), the timeout, or Stop — marks the
-// stop as begun and calls BeforeStop; it returns the reason. The stop
-// protocol that follows is each system's own.
-func (c *Cmd) awaitEnd() string {
+// UntilEmpty the group's emptiness), the timeout, or a stop — marks the
+// stop as begun, updates the run's record and calls the BeforeStop hook;
+// it returns the reason. The stop protocol that follows is each system's
+// own.
+func (c *Cmd) awaitEnd() Reason {
 	var timeout <-chan time.Time
 	if c.Timeout > 0 {
 		t := time.NewTimer(c.Timeout - time.Since(c.rec.StartedAt))
 		defer t.Stop()
 		timeout = t.C
 	}
-	var reason string
+	var reason Reason
 	select {
 	case ex := <-c.sys.exitCh:
 		c.sys.exit = &ex
@@ -30,8 +31,9 @@ func (c *Cmd) awaitEnd() string {
 	c.mu.Lock()
 	c.stopping = true
 	c.mu.Unlock()
-	if c.BeforeStop != nil {
-		c.BeforeStop(reason)
+	c.track.stopping(reason)
+	if c.hooks.BeforeStop != nil {
+		c.hooks.BeforeStop(string(reason), c.skipCh)
 	}
 	return reason
 }

@@ -49,7 +49,7 @@ func TestStopEndsAfterGraceWhenMembersObeyTERM(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFile(t, filepath.Join(dir, "ready"))
-			c.Stop(ReasonRequest)
+			c.BeginStop(ReasonRequest)
 			err := c.Wait()
 			r := c.Receipt()
 			var ee *ExitError
@@ -59,7 +59,7 @@ func TestStopEndsAfterGraceWhenMembersObeyTERM(t *testing.T) {
 			if !r.StopConfirmed || r.Evidence.KillUsed || r.Evidence.Signalled < 4 {
 				t.Errorf("stop_confirmed %t kill_used %t signalled %d; want true, false, ≥4", r.StopConfirmed, r.Evidence.KillUsed, r.Evidence.Signalled)
 			}
-			if r.Stop.Reason != ReasonRequest || r.StragglersTotal != 0 {
+			if r.Stop.Reason != string(ReasonRequest) || r.StragglersTotal != 0 {
 				t.Errorf("reason %q stragglers %d, want request and 0 (members of a stopped run are not stragglers)", r.Stop.Reason, r.StragglersTotal)
 			}
 		})
@@ -78,7 +78,7 @@ func TestKillSkipsGrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFile(t, filepath.Join(dir, "ready"))
-			c.Stop(ReasonSignal)
+			c.BeginStop(ReasonSignal)
 			time.Sleep(100 * time.Millisecond)
 			c.Kill()
 			c.Wait()
@@ -99,7 +99,7 @@ func TestTimeout(t *testing.T) {
 	c.Timeout = 100 * time.Millisecond
 	err := c.Run()
 	r := c.Receipt()
-	if c.ExitCode() != 124 || !r.TimedOut || r.Stop.Reason != ReasonTimeout {
+	if c.ExitCode() != 124 || !r.TimedOut || r.Stop.Reason != string(ReasonTimeout) {
 		t.Errorf("exit %d timed_out %t reason %q, want 124 true timeout (err %v)", c.ExitCode(), r.TimedOut, r.Stop.Reason, err)
 	}
 }
@@ -183,8 +183,8 @@ func TestStartErrors(t *testing.T) {
 				t.Errorf("StartErrorCode(%v) = %d, want %d", err, got, tt.code)
 			}
 			r := tt.cmd.Receipt()
-			if r.Error == "" || r.Exit.Code != tt.code || tt.cmd.Process != nil {
-				t.Errorf("receipt error %q exit %d process %v; want an error, %d, nil", r.Error, r.Exit.Code, tt.cmd.Process, tt.code)
+			if r.Error == "" || r.Exit.Code != tt.code || tt.cmd.Pid() != 0 {
+				t.Errorf("receipt error %q exit %d pid %d; want an error, %d, none", r.Error, r.Exit.Code, tt.cmd.Pid(), tt.code)
 			}
 			if !errors.Is(tt.cmd.Wait(), err) {
 				t.Errorf("Wait() after failed Start = %v, want %v", tt.cmd.Wait(), err)
@@ -242,7 +242,7 @@ func TestUntilEmpty(t *testing.T) {
 				t.Fatalf("Run() = %v", err)
 			}
 			r := c.Receipt()
-			if r.Stop.Reason != ReasonEmpty || r.Evidence.Signalled != 0 || !r.StopConfirmed {
+			if r.Stop.Reason != string(ReasonEmpty) || r.Evidence.Signalled != 0 || !r.StopConfirmed {
 				t.Errorf("reason %q signalled %d confirmed %t; want empty, 0, true", r.Stop.Reason, r.Evidence.Signalled, r.StopConfirmed)
 			}
 			// A daemon that stays is stopped on request.
@@ -255,10 +255,10 @@ func TestUntilEmpty(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(300 * time.Millisecond)
-			c.Stop(ReasonRequest)
+			c.BeginStop(ReasonRequest)
 			c.Wait()
 			r = c.Receipt()
-			if r.Stop.Reason != ReasonRequest || r.Evidence.Signalled != 1 || !r.StopConfirmed || r.Exit.Code != 0 {
+			if r.Stop.Reason != string(ReasonRequest) || r.Evidence.Signalled != 1 || !r.StopConfirmed || r.Exit.Code != 0 {
 				t.Errorf("reason %q signalled %d confirmed %t exit %+v; want request, 1, true, 0", r.Stop.Reason, r.Evidence.Signalled, r.StopConfirmed, r.Exit)
 			}
 		})

@@ -31,7 +31,7 @@ func TestFallbackProvesParentage(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	mainPID := c.Process.Pid
+	mainPID := c.Pid()
 	readAllStats = func() []identity.Stat {
 		st := readAllStatsProc()
 		for i := range st {
@@ -42,7 +42,7 @@ func TestFallbackProvesParentage(t *testing.T) {
 		return st
 	}
 	defer func() { readAllStats = readAllStatsProc }()
-	c.Stop(ReasonRequest)
+	c.BeginStop(ReasonRequest)
 	c.Wait()
 	select {
 	case <-exited:

@@ -43,7 +43,7 @@ func TestJoin(t *testing.T) {
 		t.Errorf("member's /proc/self/cgroup = %q, want the leaf %s", b, leaf)
 	}
 
-	c.Stop(ReasonRequest)
+	c.BeginStop(ReasonRequest)
 	if _, err := c.Join(&exec.Cmd{Path: "/bin/true", Args: []string{"true"}}); !errors.Is(err, ErrNoJoin) {
 		t.Errorf("Join() after Stop = %v, want ErrNoJoin", err)
 	}

@@ -123,7 +123,7 @@ func (c *Cmd) launch(ec *exec.Cmd) error {
 		owned.Unlock()
 		c.sys.exitCh <- exitResult{state: st, err: werr, at: at}
 	}()
-	c.Process = ec.Process
+	c.sys.proc = ec.Process
 	if res.err != nil || res.h.Token.IsZero() {
 		c.abortStarted(fmt.Errorf("contain: identify main process %d: %v", ec.Process.Pid, res.err))
 		return errors.New(c.rec.Error)

@@ -39,6 +39,7 @@ type sysState struct {
 	copies     sync.WaitGroup
 	outR       []*os.File // read ends of the output pipes we copy from
 	stdinW     *os.File
+	proc       *os.Process // the main process, once spawned
 	childEnds  []*os.File
 	marker     string
 	timer      *time.Timer
@@ -46,6 +47,14 @@ type sysState struct {
 	// releaseStartFD lets the leaf's fd be closed again once the main
 	// process is cloned into it.
 	releaseStartFD func()
+}
+
+// processState is the main process's state once it was reaped.
+func (s *sysState) processState() *os.ProcessState {
+	if s.exit == nil {
+		return nil
+	}
+	return s.exit.state
 }
 
 type exitResult struct {
@@ -83,6 +92,9 @@ func (c *Cmd) start() (err error) {
 	if c.Err != nil {
 		return c.Err
 	}
+	if err := c.openRecord(); err != nil {
+		return err
+	}
 	if err := subreaper(); err != nil {
 		return err
 	}
@@ -94,10 +106,8 @@ func (c *Cmd) start() (err error) {
 	if err := c.applyLimits(); err != nil {
 		return err
 	}
-	if c.Prepared != nil {
-		if err := c.Prepared(&c.rec); err != nil {
-			return err
-		}
+	if err := c.prepared(); err != nil {
+		return err
 	}
 	crash.Point("before-start")
 	ec, err := c.buildExec()
@@ -109,9 +119,7 @@ func (c *Cmd) start() (err error) {
 		return err
 	}
 	crash.Point("after-start")
-	if c.Started != nil {
-		c.Started(&c.rec)
-	}
+	c.startedMain()
 	go c.supervise()
 	return nil
 }
@@ -166,7 +174,7 @@ func (c *Cmd) useFallback(why string) {
 	c.rec.Mechanism = receipt.MechanismFallback
 	c.rec.Caveats = fallbackCaveats
 	if c.Mechanism != receipt.MechanismFallback {
-		c.Warning = "no usable cgroup v2 parent (" + why + "); using the fallback: " + fallbackCaveats[0]
+		c.rec.FallbackReason = why
 	}
 	c.sys.marker = randomHex()
 }
@@ -237,10 +245,7 @@ func (c *Cmd) buildExec() (*exec.Cmd, error) {
 	if ec.Stdin, err = c.stdin(); err != nil {
 		return nil, err
 	}
-	if ec.Stdout, err = c.output(c.Stdout); err != nil {
-		return nil, err
-	}
-	if ec.Stderr, err = c.output(c.Stderr); err != nil {
+	if ec.Stdout, ec.Stderr, err = c.outputs(); err != nil {
 		return nil, err
 	}
 	return ec, nil
@@ -263,7 +268,7 @@ func (c *Cmd) processRecord(t identity.Token) *receipt.Process {
 func (c *Cmd) abortStarted(cause error) {
 	c.rec.Error = cause.Error()
 	go c.supervise()
-	c.Stop(ReasonError)
+	c.BeginStop(ReasonError)
 	c.Kill()
 	<-c.done
 }
@@ -272,7 +277,7 @@ func (c *Cmd) abortStarted(cause error) {
 func (c *Cmd) failStart(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.Process == nil {
+	if c.sys.proc == nil {
 		// Nothing ran: the leaves are empty and go now (the v1 ones too:
 		// a failed exec under --memory used to leave them).
 		c.removeBudget()
@@ -289,7 +294,7 @@ func (c *Cmd) failStart(err error) {
 	c.rec.Exit.Code = StartErrorCode(err)
 	c.rec.EndedAt = time.Now().UTC()
 	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
-	if c.Process == nil {
+	if c.sys.proc == nil {
 		// Nothing ran: the empty group is trivially confirmed stopped.
 		c.rec.StopConfirmed = true
 		c.rec.Evidence.Empty = true
@@ -297,9 +302,10 @@ func (c *Cmd) failStart(err error) {
 		c.rec.Evidence.LeafRemoved = c.rec.Cgroup != nil && c.rec.Cgroup.Removed
 	}
 	if c.rec.Stop.Reason == "" {
-		c.rec.Stop.Reason = ReasonStartFailed
+		c.rec.Stop.Reason = string(ReasonStartFailed)
 	}
 	c.waitErr = err
+	c.track.finish(&c.rec, err)
 	select {
 	case <-c.done:
 	default:

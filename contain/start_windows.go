@@ -39,6 +39,10 @@ type sysState struct {
 	childEnds []*os.File
 }
 
+// processState is nil: Windows gives no *os.ProcessState for a process
+// os/exec did not start.
+func (s *sysState) processState() *os.ProcessState { return nil }
+
 type exitResult struct {
 	code uint32
 	err  error
@@ -57,6 +61,9 @@ func (c *Cmd) start() (err error) {
 	if c.Err != nil {
 		return c.Err
 	}
+	if err := c.openRecord(); err != nil {
+		return err
+	}
 	if err := c.checkOptions(); err != nil {
 		return err
 	}
@@ -68,17 +75,13 @@ func (c *Cmd) start() (err error) {
 	c.rec.Mechanism = receipt.MechanismJobObject
 	c.rec.Caveats = jobCaveats()
 	c.rec.Job = &receipt.Job{Flags: jobFlagNames, Nested: j.nested, Wine: wineVersion()}
-	if c.Prepared != nil {
-		if err := c.Prepared(&c.rec); err != nil {
-			return err
-		}
+	if err := c.prepared(); err != nil {
+		return err
 	}
 	if err := c.launch(); err != nil {
 		return err
 	}
-	if c.Started != nil {
-		c.Started(&c.rec)
-	}
+	c.startedMain()
 	go c.supervise()
 	return nil
 }
@@ -216,7 +219,6 @@ func (c *Cmd) launch() error {
 // background.
 func (c *Cmd) startMain() {
 	h := c.sys.proc
-	c.Process, _ = os.FindProcess(int(c.sys.pid))
 	var mainTok string
 	if dup, err := dupHandle(h, false); err == nil {
 		if m := c.sys.job.adopt(c.sys.pid, dup); m != nil {
@@ -248,11 +250,7 @@ func (c *Cmd) stdHandles() ([]windows.Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.output(c.Stdout)
-	if err != nil {
-		return nil, err
-	}
-	errw, err := c.output(c.Stderr)
+	out, errw, err := c.outputs()
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +337,7 @@ func envBlock(env []string) ([]uint16, error) {
 func (c *Cmd) abortStarted(cause error) {
 	c.rec.Error = cause.Error()
 	go c.supervise()
-	c.Stop(ReasonError)
+	c.BeginStop(ReasonError)
 	c.Kill()
 	<-c.done
 }
@@ -351,7 +349,7 @@ func (c *Cmd) failStart(err error) {
 	for _, f := range c.sys.childEnds {
 		f.Close()
 	}
-	if c.Process == nil && c.sys.job != nil {
+	if c.sys.proc == 0 && c.sys.job != nil {
 		c.sys.job.close()
 		c.rec.Job.Closed = true
 	}
@@ -361,15 +359,16 @@ func (c *Cmd) failStart(err error) {
 	c.rec.Exit.Code = StartErrorCode(err)
 	c.rec.EndedAt = time.Now().UTC()
 	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
-	if c.Process == nil {
+	if c.sys.proc == 0 {
 		c.rec.StopConfirmed = true
 		c.rec.Evidence.Empty = true
 		c.rec.Evidence.EmptyBy = "nothing was started"
 	}
 	if c.rec.Stop.Reason == "" {
-		c.rec.Stop.Reason = ReasonStartFailed
+		c.rec.Stop.Reason = string(ReasonStartFailed)
 	}
 	c.waitErr = err
+	c.track.finish(&c.rec, err)
 	select {
 	case <-c.done:
 	default:

@@ -3,6 +3,7 @@
 package contain
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"time"
@@ -31,6 +32,27 @@ func (c *Cmd) stdin() (io.Reader, error) {
 	return r, nil
 }
 
+// outputs gives the command's stdout and stderr: one pipe for both when
+// Stdout and Stderr are the same writer, as os/exec does, so what the
+// command writes to them keeps its order.
+func (c *Cmd) outputs() (stdout, stderr io.Writer, err error) {
+	if stdout, err = c.output(c.Stdout); err != nil {
+		return nil, nil, err
+	}
+	if sameWriter(c.Stdout, c.Stderr) {
+		return stdout, stdout, nil
+	}
+	stderr, err = c.output(c.Stderr)
+	return stdout, stderr, err
+}
+
+// sameWriter reports whether a and b are the same non-nil writer; writers
+// of types that cannot be compared are not.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() { recover() }()
+	return a != nil && a == b
+}
+
 func (c *Cmd) output(dst io.Writer) (io.Writer, error) {
 	if dst == nil {
 		return nil, nil
@@ -54,11 +76,11 @@ func (c *Cmd) output(dst io.Writer) (io.Writer, error) {
 }
 
 // copyCutoff bounds how long the output copies may drain once the stop
-// protocol has ended.
+// protocol has ended, when WaitDelay does not.
 const copyCutoff = time.Second
 
 // awaitCopies waits for the output copies to reach EOF, and past
-// copyCutoff cuts them off by closing the pipes' read ends: a member that
+// WaitDelay (default copyCutoff) cuts them off by closing the pipes' read ends: a member that
 // could not be stopped, or a process it handed the pipe to, may hold the
 // write end forever. Either way the copies have returned when it returns,
 // so nothing is written to the caller's writers after Wait (os/exec's
@@ -69,7 +91,7 @@ func (c *Cmd) awaitCopies() {
 	select {
 	case <-copied:
 		return
-	case <-time.After(copyCutoff):
+	case <-time.After(cmp.Or(max(c.WaitDelay, 0), copyCutoff)):
 	}
 	for _, r := range c.sys.outR {
 		r.Close() // ends a Read in progress (the pipe is in the poller)

@@ -10,14 +10,14 @@ import (
 func TestStopBeforeStart(t *testing.T) {
 	c := Command("sleep", "1000")
 	c.Grace = time.Second
-	c.Stop(ReasonSignal)
+	c.BeginStop(ReasonSignal)
 	c.Kill()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	c.Wait()
 	r := c.Receipt()
-	if r.Stop.Reason != ReasonSignal || !r.StopConfirmed || r.Exit.Signal == "" {
+	if r.Stop.Reason != string(ReasonSignal) || !r.StopConfirmed || r.Exit.Signal == "" {
 		t.Errorf("reason %q confirmed %t exit %+v; want signal, true, killed", r.Stop.Reason, r.StopConfirmed, r.Exit)
 	}
 }

@@ -1,7 +1,6 @@
 package contain
 
 import (
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -21,11 +20,12 @@ func (c *Cmd) supervise() {
 	p.run()
 	c.awaitCopies()
 	c.finish(p)
+	c.track.finish(&c.rec, c.waitErr)
 }
 
 // waitEmpty keeps the group running after the main process exited, until
 // it is empty by itself (ReasonEmpty), the timeout, or a stop request.
-func (c *Cmd) waitEmpty(timeout <-chan time.Time) string {
+func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -56,7 +56,7 @@ func (c *Cmd) groupEmpty() bool {
 // protocol is one run of the stop protocol.
 type protocol struct {
 	c       *Cmd
-	reason  string
+	reason  Reason
 	t0      time.Time
 	steps   []receipt.Step
 	ev      receipt.Evidence
@@ -225,7 +225,7 @@ func (c *Cmd) finish(p *protocol) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
-	r.Stop = receipt.Stop{Reason: p.reason, Signal: stop.SignalName(p.c.StopSignal), Steps: p.steps}
+	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stop.SignalName(p.c.StopSignal), Steps: p.steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
 	r.TimedOut = p.reason == ReasonTimeout
 	p.ev.MainReaped = c.sys.exit != nil
@@ -264,26 +264,7 @@ func (c *Cmd) finish(p *protocol) {
 	}
 	r.EndedAt = time.Now().UTC()
 	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
-	switch {
-	case !r.StopConfirmed:
-		c.waitErr = fmt.Errorf("%w: %s", ErrNotConfirmed, unconfirmedWhy(r))
-	case r.Exit.Code != 0:
-		c.waitErr = &ExitError{Code: r.Exit.Code, Signal: r.Exit.Signal}
-	}
-}
-
-func unconfirmedWhy(r *receipt.Receipt) string {
-	var why []error
-	if !r.Evidence.Empty {
-		why = append(why, errors.New("group not seen empty"))
-	}
-	if !r.Evidence.MainReaped {
-		why = append(why, errors.New("main process not reaped"))
-	}
-	if n := len(r.Evidence.Unconfirmed); n > 0 {
-		why = append(why, fmt.Errorf("%d members not confirmed gone", n))
-	}
-	return errors.Join(why...).Error()
+	c.waitErr = waitError(r, c.sys.processState())
 }
 
 func exitOf(ex *exitResult) receipt.Exit {

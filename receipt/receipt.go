@@ -48,8 +48,12 @@ type Receipt struct {
 	Mechanism Mechanism `json:"mechanism"`
 	// Caveats says what the mechanism in force cannot guarantee.
 	Caveats []string `json:"caveats"`
-	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
-	Job     *Job     `json:"job,omitempty"`
+	// FallbackReason says why the fallback mechanism is in force when it
+	// was chosen automatically (no usable cgroup v2 parent, a kernel
+	// without CLONE_INTO_CGROUP); empty otherwise.
+	FallbackReason string  `json:"fallback_reason,omitempty"`
+	Cgroup         *Cgroup `json:"cgroup,omitempty"`
+	Job            *Job    `json:"job,omitempty"`
 
 	Limits *Limits `json:"limits,omitempty"`
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ func Supervisor(rec *registry.Record) (*identity.Handle, error) {
 }
 
 // Wait waits until the session has ended and returns its record.
-func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
+func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registry.Record, error) {
 	for {
 		rec, err := reg.Read(name)
 		if err != nil || !rec.Live() {
@@ -38,7 +39,13 @@ func Wait(reg *registry.Registry, name string) (*registry.Record, error) {
 		if err != nil {
 			return rec, err
 		}
-		h.WaitExit(time.Hour)
+		// In slices, so that ctx is seen within a quarter second.
+		for !h.WaitExit(250 * time.Millisecond) {
+			if ctx.Err() != nil {
+				h.Close()
+				return rec, ctx.Err()
+			}
+		}
 		h.Close()
 	}
 }

@@ -190,7 +190,7 @@ func recvStdio(conn *net.UnixConn) ([]*os.File, error) {
 // It fails wrapping ErrEnded when the session has ended, ErrUnsupervised
 // when its supervisor is gone, and contain.ErrNoJoin when the session
 // has no cgroup (the fallback mechanism) or is stopping.
-func Exec(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	failed := receipt.Exit{Code: 125, MainStatus: -1}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {

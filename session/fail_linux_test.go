@@ -26,8 +26,8 @@ func TestFailKeepsUnconfirmedRuntimeDir(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := &registry.Record{Name: "s", Kind: "session", State: registry.StateStarting, RuntimeDir: rt}
-		var got Ready
-		fail(&recorder{reg: reg, rec: rec}, func(r Ready) { got = r }, errors.New("record: no space left on device"), 125, confirmed)
+		var got readyReport
+		fail(&recorder{reg: reg, rec: rec}, func(r readyReport) { got = r }, errors.New("record: no space left on device"), 125, confirmed)
 		on, err := reg.Read("s")
 		if err != nil {
 			t.Fatal(err)

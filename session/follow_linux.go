@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ import (
 // It sleeps on inotify (the log file followed, the log directory for
 // rotations, the session's record) and on the supervisor's pidfd, never
 // on a timer: following an idle session costs no wake-ups.
-func Logs(reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
+func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return err
@@ -38,6 +39,9 @@ func Logs(reg *registry.Registry, name string, w io.Writer, o LogOptions) error 
 			return err
 		}
 		defer fw.Close()
+		if err := fw.wakeOn(ctx); err != nil {
+			return err
+		}
 	}
 	v := newView(rec.Name, w, o)
 	t, err := openLogTail(path, v)
@@ -90,6 +94,9 @@ func Logs(reg *registry.Registry, name string, w io.Writer, o LogOptions) error 
 		if err := fw.await(sup); err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := t.drain(); err != nil {
 			return err
 		}
@@ -126,10 +133,14 @@ func gone(reg *registry.Registry, name string, t *logTail, v *view, err error) e
 	return err
 }
 
-// followWatch is the inotify instance a follow sleeps on.
+// followWatch is the inotify instance a follow sleeps on, and the
+// eventfd that wakes it when its context is done.
 type followWatch struct {
 	in     int
-	fileWD int // the watch on the file followed; -1 before
+	wake   int           // -1 before wakeOn
+	stop   func() bool   // ends the wait for the context
+	woken  chan struct{} // closed once the wake is written
+	fileWD int           // the watch on the file followed; -1 before
 	ino    uint64
 }
 
@@ -143,7 +154,7 @@ func watchFollow(logDir string, recordDirs ...string) (*followWatch, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	fw := &followWatch{in: in, fileWD: -1}
+	fw := &followWatch{in: in, wake: -1, fileWD: -1}
 	const dirEvents = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE
 	for _, d := range append([]string{logDir}, recordDirs...) {
 		if _, err := unix.InotifyAddWatch(in, d, dirEvents); err != nil {
@@ -178,13 +189,41 @@ func (fw *followWatch) watchFile(f *os.File) (bool, error) {
 	return true, nil
 }
 
-func (fw *followWatch) Close() error { return unix.Close(fw.in) }
+// wakeOn makes await return once ctx is done.
+func (fw *followWatch) wakeOn(ctx context.Context) error {
+	if ctx.Done() == nil {
+		return nil
+	}
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return os.NewSyscallError("eventfd", err)
+	}
+	fw.wake, fw.woken = fd, make(chan struct{})
+	fw.stop = context.AfterFunc(ctx, func() {
+		unix.Write(fd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		close(fw.woken)
+	})
+	return nil
+}
+
+func (fw *followWatch) Close() error {
+	if fw.wake >= 0 {
+		if !fw.stop() {
+			<-fw.woken // the wake may be being written: not to a closed fd
+		}
+		unix.Close(fw.wake)
+	}
+	return unix.Close(fw.in)
+}
 
 // await blocks until inotify reports a change or the supervisor exits
 // (its pidfd becomes readable; without one, a second at most), then
 // empties the inotify queue.
 func (fw *followWatch) await(sup *identity.Handle) error {
 	fds := []unix.PollFd{{Fd: int32(fw.in), Events: unix.POLLIN}}
+	if fw.wake >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(fw.wake), Events: unix.POLLIN})
+	}
 	timeout := 1000
 	if sup != nil {
 		fds = append(fds, unix.PollFd{Fd: int32(sup.FD()), Events: unix.POLLIN})

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func FuzzLogView(f *testing.F) {
 		}
 		var out bytes.Buffer
 		done := make(chan error, 1)
-		go func() { done <- Logs(reg, "fz", &out, o) }()
+		go func() { done <- logs(context.Background(), reg, "fz", &out, o) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
@@ -108,7 +109,7 @@ func FuzzLogView(f *testing.F) {
 // FuzzSpec: any spec.json is a spec the supervisor can run as written, or
 // an error, never a panic.
 func FuzzSpec(f *testing.F) {
-	good, _ := json.Marshal(Spec{Name: "web", Argv: []string{"sleep", "1"}, Until: UntilMainExit, StopSignal: "SIGTERM", LogMax: DefaultLogMax, LogKeep: 4})
+	good, _ := json.Marshal(supervisorSpec{Name: "web", Argv: []string{"sleep", "1"}, Until: UntilMainExit, StopSignal: "SIGTERM", LogMax: DefaultLogMax, LogKeep: 4})
 	f.Add(good)
 	for _, s := range []string{`{}`, `null`, `{"name":"web","argv":[],"until":"main-exit"}`, `{"name":"web","argv":["x"],"until":"never"}`,
 		`{"name":"web","argv":["x"],"until":"empty","ttl":-1}`, `{"name":"web","argv":["x"],"until":"empty","stop_signal":"SIGNOPE"}`,

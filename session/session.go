@@ -1,9 +1,29 @@
-// Package session runs detached, named sessions: a command under a small
-// per-session supervisor (the tether binary re-executed) that owns its
-// containment, captures its output to a bounded log, stops it when its
-// owner dies, its TTL expires, or it is asked to, and records everything
-// in the registry, so that the session stays reachable after the caller
-// and the caller's scratch directory are gone.
+// Package session runs detached, named sessions: long-lived commands (dev
+// servers, tmux, browser daemons, MCP servers) that stay reachable,
+// listable and stoppable after the program that started them, and the
+// scratch directory it ran in, are gone.
+//
+// A Client starts and controls the sessions of one registry (a state
+// directory; the tether command's by default):
+//
+//	client, err := session.Open("")
+//	rec, err := client.Start(ctx, session.Options{Name: "web", Argv: argv, Owner: "parent"})
+//	exit, err := client.Exec(ctx, "web", session.ExecOptions{Argv: []string{"curl", "localhost:8080"}})
+//	r, err := client.Stop(ctx, "web", session.StopOptions{})
+//
+// Each session runs under a supervisor of its own: a small process that
+// owns the session's containment (a contain.Cmd), captures its output to
+// a bounded log (Client.Logs), stops it when its owner dies, its TTL
+// expires or it is asked to, and records everything in the registry,
+// receipt included. The supervisor is a program started again with
+// special arguments; a program that embeds sessions calls MaybeSupervise
+// first thing in main to be that program, or leaves it to the tether
+// binary on PATH (Client.Supervisor).
+//
+// Sessions own sessions: a session started from inside another one is
+// owned by it by default, and stopped before it.
+//
+// Sessions are Linux-only for now.
 package session
 
 import (
@@ -66,9 +86,9 @@ const (
 	UntilEmpty    = "empty"     // the group is empty (for commands that daemonize)
 )
 
-// Spec is everything the supervisor needs, written by Start into the
+// supervisorSpec is everything the supervisor needs, written by Start into the
 // runtime dir (spec.json) and read back by the supervisor.
-type Spec struct {
+type supervisorSpec struct {
 	Name             string        `json:"name"`
 	RunID            string        `json:"run_id"`
 	Argv             []string      `json:"argv"`
@@ -91,8 +111,8 @@ type Spec struct {
 	LogKeep          int           `json:"log_keep,omitempty"`
 }
 
-// Ready is the supervisor's one-line report to Start.
-type Ready struct {
+// readyReport is the supervisor's one-line report to Start.
+type readyReport struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Code  int    `json:"code,omitempty"` // 125, 126, 127 as for tether run
@@ -130,17 +150,10 @@ type Options struct {
 	// LogKeep how many files are kept (default DefaultLogKeep).
 	LogMax  int64
 	LogKeep int
-
-	// Exe is the tether binary that runs the supervisor (default: this
-	// executable, which must then be tether).
-	Exe string
-	// ReadyTimeout bounds the wait for the supervisor's report (default
-	// DefaultReadyTimeout). A supervisor that has not reported by then is
-	// killed before the start fails.
-	ReadyTimeout time.Duration
 }
 
-// DefaultReadyTimeout is how long Start waits for the supervisor's report.
+// DefaultReadyTimeout bounds Client.Start's wait for the supervisor's
+// report when its context has no earlier deadline.
 const DefaultReadyTimeout = 2 * time.Minute
 
 // StartError is a failed start, with tether run's exit code for it.
@@ -190,9 +203,9 @@ type Proc struct {
 	Argv []string `json:"argv"`
 }
 
-// StopRequest is what `tether stop` leaves in the session's runtime dir,
+// stopRequest is what `tether stop` leaves in the session's runtime dir,
 // one file per request (stop-*.json), before it signals the supervisor.
-type StopRequest struct {
+type stopRequest struct {
 	// GraceMS is the grace in milliseconds: 0 the session's own, -1 none.
 	GraceMS int64 `json:"grace_ms"`
 	// Kill kills the members at once, also of a stop already under way.

@@ -11,7 +11,12 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.Main(m)) }
+func TestMain(m *testing.M) {
+	// This test binary is its sessions' supervisor, as an embedding
+	// program is (ExampleClient).
+	MaybeSupervise()
+	os.Exit(leakcheck.Main(m))
+}
 
 func TestGenerateName(t *testing.T) {
 	for in, prefix := range map[string]string{"/usr/bin/playwright-cli": "playwright-cli-", "tmux": "tmux-", "./a b/c d": "c_d-", "...": "session-", strings.Repeat("x", 60): strings.Repeat("x", 40) + "-",

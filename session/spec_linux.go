@@ -17,7 +17,7 @@ const maxSpec = 4 << 20
 // readSpec reads the spec Start wrote into the session's runtime dir,
 // through the registry's checks (ours, a regular file, not a symlink,
 // bounded): a FIFO or a link planted there is refused, not followed.
-func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
+func readSpec(reg *registry.Registry, rec *registry.Record) (*supervisorSpec, error) {
 	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
 		return nil, err
 	}
@@ -36,8 +36,8 @@ func readSpec(reg *registry.Registry, rec *registry.Record) (*Spec, error) {
 // it is this session's, has a command, and every option is one Start
 // could have written. A spec is input like any file (issue 15): the
 // supervisor must refuse one it cannot run as written, not guess.
-func decodeSpec(b []byte, name string) (*Spec, error) {
-	var s Spec
+func decodeSpec(b []byte, name string) (*supervisorSpec, error) {
+	var s supervisorSpec
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, err
 	}

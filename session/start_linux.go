@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -27,7 +28,7 @@ import (
 
 // Start starts a session and returns its record once the command runs
 // (or the reason it could not start, as a *StartError).
-func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
+func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (*registry.Record, error) {
 	if len(o.Argv) == 0 {
 		return nil, errors.New("session: no command")
 	}
@@ -71,7 +72,7 @@ func Start(reg *registry.Registry, o Options) (*registry.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := launchSupervisor(reg, o, env); err != nil {
+	if err := launchSupervisor(ctx, reg, exe, o, env); err != nil {
 		// The supervisor is gone (launchSupervisor killed one that did
 		// not report). Mark the session failed if it recorded nothing it
 		// might have started; a recorded leaf is reclaimed, and a recorded
@@ -116,7 +117,7 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		reg.Release(o.Name)
 		return nil, err
 	}
-	spec := Spec{
+	spec := supervisorSpec{
 		Name: o.Name, RunID: o.RunID, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
@@ -148,17 +149,10 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 
 // launchSupervisor starts `tether __supervise` in a session of its own
 // and waits for its one-line report.
-func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
-	exe := o.Exe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return err
-		}
-	}
-	timeout := o.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
+func launchSupervisor(ctx context.Context, reg *registry.Registry, exe string, o Options, env []string) error {
+	timeout := DefaultReadyTimeout
+	if d, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
@@ -168,7 +162,7 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 	// The name goes after "--": whatever it is, it is never a flag.
 	cmd := &exec.Cmd{
 		Path:        exe,
-		Args:        []string{exe, "__supervise", "--state", reg.Dir, "--", o.Name},
+		Args:        supervisorArgs(exe, reg.Dir, o.Name),
 		Env:         env,
 		Dir:         o.Dir,
 		ExtraFiles:  []*os.File{wr},
@@ -195,9 +189,15 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 		got <- result{b, err}
 	}()
 	var res result
+	var why error
 	select {
 	case res = <-got:
+	case <-ctx.Done():
+		why = fmt.Errorf("%w: no report from the supervisor of %q before %w", ErrSupervisor, o.Name, ctx.Err())
 	case <-time.After(timeout):
+		why = fmt.Errorf("%w: no report from the supervisor of %q within %s", ErrSupervisor, o.Name, timeout)
+	}
+	if why != nil {
 		// It may yet start the command: end it before the caller releases
 		// what it would use. SIGKILL cannot be caught; the wait is bounded
 		// only against a process stuck in the kernel.
@@ -205,11 +205,11 @@ func launchSupervisor(reg *registry.Registry, o Options, env []string) error {
 		select {
 		case <-exited:
 		case <-time.After(time.Minute):
-			return &StartError{Code: 125, Err: fmt.Errorf("%w: no report from the supervisor of %q within %s, and it did not die of SIGKILL", ErrSupervisor, o.Name, timeout)}
+			return &StartError{Code: 125, Err: fmt.Errorf("%w, and it did not die of SIGKILL", why)}
 		}
-		return &StartError{Code: 125, Err: fmt.Errorf("%w: no report from the supervisor of %q within %s; it was killed", ErrSupervisor, o.Name, timeout)}
+		return &StartError{Code: 125, Err: fmt.Errorf("%w; its supervisor was killed", why)}
 	}
-	var ready Ready
+	var ready readyReport
 	if err := json.Unmarshal(res.b, &ready); err != nil {
 		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name)))}
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,9 +31,12 @@ func TestStartTimeoutKillsSupervisor(t *testing.T) {
 	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Start(reg, Options{Name: "hung", Argv: []string{"true"}, Owner: "none", Exe: exe, ReadyTimeout: 500 * time.Millisecond})
-	if !errors.Is(err, ErrSupervisor) {
-		t.Fatalf("Start() = %v, want ErrSupervisor", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	c := &Client{Registry: reg, Supervisor: exe}
+	_, err = c.Start(ctx, Options{Name: "hung", Argv: []string{"true"}, Owner: "none"})
+	if !errors.Is(err, ErrSupervisor) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start() = %v, want ErrSupervisor and the context's deadline", err)
 	}
 	b, rerr := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))

@@ -16,20 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Stop asks a session's supervisor to run the stop protocol (grace: 0 for
-// the session's own, negative for none) and waits up to wait for it,
-// returning the stop receipt. A stop already under way is joined: its
-// receipt is returned, and only a negative grace escalates it (kills at
-// once). Sessions the session owns are stopped first, by its supervisor.
-func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Duration) (*receipt.Receipt, error) {
-	req := StopRequest{Reason: "request", GraceMS: grace.Milliseconds()}
-	if grace < 0 {
-		req.GraceMS = -1
-	}
-	r := StopMany(reg, []string{name}, req, wait, nil, nil, nil)[0]
-	return r.Receipt, r.Err
-}
-
 // StopMany stops the named sessions together: it asks every supervisor
 // first, then waits for them all under one deadline (wait), so that n
 // sessions take as long as the slowest, not the sum. Once kill is closed,
@@ -39,7 +25,7 @@ func Stop(reg *registry.Registry, name string, grace time.Duration, wait time.Du
 // fire. progress, if set, is called with each step of each supervisor's
 // stop protocol as the supervisor records it. Every session is attempted
 // even when one fails.
-func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
+func stopMany(reg *registry.Registry, names []string, req stopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
 	out := make([]StopResult, len(names))
 	var waits []*stopping
 	for i, name := range names {
@@ -73,7 +59,7 @@ func StopMany(reg *registry.Registry, names []string, req StopRequest, wait time
 			case <-kill:
 				killed = true
 				for _, s := range waits {
-					s.send(StopRequest{Reason: req.Reason, Kill: true})
+					s.send(stopRequest{Reason: req.Reason, Kill: true})
 				}
 			default:
 			}
@@ -125,7 +111,7 @@ type stopping struct {
 // requestStop leaves req in the session's runtime dir and signals its
 // supervisor. It returns nil (and no error) for a session that has
 // already ended.
-func requestStop(reg *registry.Registry, name string, req StopRequest) (*stopping, error) {
+func requestStop(reg *registry.Registry, name string, req stopRequest) (*stopping, error) {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return nil, err
@@ -154,7 +140,7 @@ func requestStop(reg *registry.Registry, name string, req StopRequest) (*stoppin
 // send writes one request file (stop-*.json: concurrent stops never
 // overwrite each other's) and signals the supervisor, which reads every
 // request file addressed to it on each signal.
-func (s *stopping) send(req StopRequest) error {
+func (s *stopping) send(req stopRequest) error {
 	req.Supervisor = s.rec.Supervisor
 	b, _ := json.Marshal(req)
 	var rnd [6]byte
@@ -228,7 +214,7 @@ func stopFamily(reg *registry.Registry, sup string, kill <-chan struct{}) {
 	for i, r := range fam {
 		names[i] = r.Name
 	}
-	StopMany(reg, names, StopRequest{Reason: "request"}, familyWait, kill, nil, nil)
+	stopMany(reg, names, stopRequest{Reason: "request"}, familyWait, kill, nil, nil)
 }
 
 // familyWait bounds the wait for the sessions a stopping session owns.

@@ -14,16 +14,17 @@ import (
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"
 )
 
 // Supervise runs session name of the registry at stateDir: it is the body
-// of the hidden `tether __supervise` command. ready receives one Ready
+// of the hidden `tether __supervise` command. ready receives one readyReport
 // line once the command runs or could not start. It returns when the
 // session has ended.
-func Supervise(stateDir, name string, ready *os.File) error {
+func supervise(stateDir, name string, ready *os.File) error {
 	keep := -1
 	if ready != nil {
 		// Inherited without close-on-exec: the session's command must not
@@ -32,22 +33,22 @@ func Supervise(stateDir, name string, ready *os.File) error {
 		keep = int(ready.Fd())
 	}
 	closeInherited(keep)
-	report := func(r Ready) {
+	report := func(r readyReport) {
 		if ready != nil {
 			json.NewEncoder(ready).Encode(r)
 			ready.Close()
 			ready = nil
 		}
 	}
-	defer report(Ready{Error: "supervisor ended without starting the session", Code: 125})
+	defer report(readyReport{Error: "supervisor ended without starting the session", Code: 125})
 	reg, err := registry.Open(stateDir)
 	if err != nil {
-		report(Ready{Error: err.Error(), Code: 125})
+		report(readyReport{Error: err.Error(), Code: 125})
 		return err
 	}
 	rec, err := reg.Read(name)
 	if err != nil {
-		report(Ready{Error: err.Error(), Code: 125})
+		report(readyReport{Error: err.Error(), Code: 125})
 		return err
 	}
 	w := &recorder{reg: reg, rec: rec}
@@ -107,21 +108,23 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	// The leaf is recorded before the command is spawned, and the stop
 	// before it begins, so that a supervisor killed at any point leaves a
 	// record `tether reap` can act on.
-	c.Prepared = func(r *receipt.Receipt) error {
-		return w.update(func(rec *registry.Record) {
-			rec.Supervisor, rec.Mechanism = self.Token.String(), string(r.Mechanism)
-			if r.Cgroup != nil {
-				rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
-			}
-			if r.Limits != nil {
-				rec.V1Cgroups = r.Limits.V1Leaves
-			}
-		})
-	}
-	c.BeforeStop = func(string) {
-		stopFamily(reg, self.Token.String(), c.KillRequested())
-		w.update(func(rec *registry.Record) { rec.State = registry.StateStopping })
-	}
+	hooks.Set(c, hooks.Hooks{
+		Prepared: func(r *receipt.Receipt) error {
+			return w.update(func(rec *registry.Record) {
+				rec.Supervisor, rec.Mechanism = self.Token.String(), string(r.Mechanism)
+				if r.Cgroup != nil {
+					rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
+				}
+				if r.Limits != nil {
+					rec.V1Cgroups = r.Limits.V1Leaves
+				}
+			})
+		},
+		BeforeStop: func(_ string, kill <-chan struct{}) {
+			stopFamily(reg, self.Token.String(), kill)
+			w.update(func(rec *registry.Record) { rec.State = registry.StateStopping })
+		},
+	})
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -155,7 +158,7 @@ func Supervise(stateDir, name string, ready *os.File) error {
 	if err != nil {
 		w.update(func(rec *registry.Record) { rec.Error = "tether exec unavailable: " + err.Error() })
 	}
-	report(Ready{OK: true})
+	report(readyReport{OK: true})
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go w.watchLoss(log, stopLoss, lossDone)
@@ -184,7 +187,7 @@ func finish(w *recorder, c *contain.Cmd, log *rotatingLog, reason chan string, w
 	select {
 	case why = <-reason:
 	default:
-		if why == contain.ReasonTimeout {
+		if why == string(contain.ReasonTimeout) {
 			why = "ttl"
 		}
 	}
@@ -214,7 +217,7 @@ func finish(w *recorder, c *contain.Cmd, log *rotatingLog, reason chan string, w
 // runtime dir is released only when nothing of it may still run
 // (confirmed); otherwise the record stays live, saying so, for `tether
 // reap`, which releases the dir once it has proven the stop.
-func fail(w *recorder, report func(Ready), err error, code int, confirmed bool) error {
+func fail(w *recorder, report func(readyReport), err error, code int, confirmed bool) error {
 	w.update(func(rec *registry.Record) {
 		rec.State, rec.Error = registry.StateFailed, err.Error()
 		if !confirmed {
@@ -226,7 +229,7 @@ func fail(w *recorder, report func(Ready), err error, code int, confirmed bool) 
 	if confirmed {
 		w.reg.Release(w.rec.Name)
 	}
-	report(Ready{Error: err.Error(), Code: code})
+	report(readyReport{Error: err.Error(), Code: code})
 	return err
 }
 
@@ -236,7 +239,7 @@ func fail(w *recorder, report func(Ready), err error, code int, confirmed bool) 
 // cgroup), and its leaves can have limits. Where no scope can be had the
 // supervisor stays put and contain chooses as it would anywhere (its own
 // cgroup when delegated, else the fallback), which the receipt records.
-func enterScope(spec *Spec, name string) {
+func enterScope(spec *supervisorSpec, name string) {
 	if spec.CgroupParent != "" || spec.Mechanism == string(receipt.MechanismFallback) || !delegate.Booted() {
 		return
 	}

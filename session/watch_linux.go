@@ -55,7 +55,7 @@ func (w *watcher) watch(owner *identity.Handle, sigs chan os.Signal) {
 			return
 		case <-ownerDied:
 			ownerDied = nil
-			w.apply(StopRequest{Reason: "owner-exit"})
+			w.apply(stopRequest{Reason: "owner-exit"})
 		case sig := <-sigs:
 			// Signals coalesce: one may stand for several requests. A
 			// signal without a request file (sent by hand, or by a stop
@@ -63,11 +63,11 @@ func (w *watcher) watch(owner *identity.Handle, sigs chan os.Signal) {
 			// SIGINT one without grace.
 			reqs := w.requests()
 			if len(reqs) == 0 {
-				r := StopRequest{Reason: "request"}
+				r := stopRequest{Reason: "request"}
 				if sig == syscall.SIGINT {
 					r.GraceMS = -1
 				}
-				reqs = []StopRequest{r}
+				reqs = []stopRequest{r}
 			}
 			for _, r := range reqs {
 				w.apply(r)
@@ -77,7 +77,7 @@ func (w *watcher) watch(owner *identity.Handle, sigs chan os.Signal) {
 }
 
 // apply acts on one request, under the rules in watcher's comment.
-func (w *watcher) apply(req StopRequest) {
+func (w *watcher) apply(req stopRequest) {
 	first := !w.begun
 	if first {
 		w.begun = true
@@ -97,12 +97,12 @@ func (w *watcher) apply(req StopRequest) {
 	case req.GraceMS > 0 && !under:
 		w.c.SetGrace(time.Duration(req.GraceMS) * time.Millisecond)
 	}
-	w.c.Stop(contain.ReasonRequest)
+	w.c.BeginStop(contain.ReasonRequest)
 }
 
 // requests reads and removes the request files addressed to this
 // supervisor, oldest first (their names begin with the time).
-func (w *watcher) requests() []StopRequest {
+func (w *watcher) requests() []stopRequest {
 	ents, err := os.ReadDir(w.rt)
 	if err != nil {
 		return nil
@@ -114,12 +114,12 @@ func (w *watcher) requests() []StopRequest {
 		}
 	}
 	sort.Strings(names)
-	var out []StopRequest
+	var out []stopRequest
 	for _, n := range names {
 		p := filepath.Join(w.rt, n)
 		b, err := os.ReadFile(p)
 		os.Remove(p)
-		var req StopRequest
+		var req stopRequest
 		if err != nil || json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
 			continue
 		}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/session"
+)
+
+// TestMain makes the test binary its sessions' supervisor, as main does.
+func TestMain(m *testing.M) {
+	session.MaybeSupervise()
+	os.Exit(m.Run())
+}
+
+// alive reports whether any process's command line contains s.
+func alive(s string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDeadlineOutputExitError: a command run with a context deadline,
+// its output read, its failure seen as os/exec's *exec.ExitError, and the
+// daemon it left stopped with it.
+func TestDeadlineOutputExitError(t *testing.T) {
+	tag := "embed-daemon-" + time.Now().Format("150405.000000000")
+	ready := t.TempDir() + "/ready"
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	c := contain.CommandContext(ctx, "sh", "-c", `setsid sh -c 'touch "$1"; while :; do sleep 1; done' "$0" "$1" & while [ ! -e "$1" ]; do sleep 0.01; done; echo up; exec sleep 1000`, tag, ready)
+	out, err := c.Output()
+	if string(out) != "up\n" {
+		t.Errorf("output %q; want %q", out, "up\n")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Fatalf("error %v; want an *exec.ExitError for SIGTERM", err)
+	}
+	r := c.Receipt()
+	if r.Evidence.MembersSeen < 2 {
+		t.Errorf("the stop saw %d members; want the main process and the daemon", r.Evidence.MembersSeen)
+	}
+	if !r.StopConfirmed || r.Stop.Reason != "context" {
+		t.Errorf("receipt: confirmed %t, reason %q; want true, context", r.StopConfirmed, r.Stop.Reason)
+	}
+	if alive(tag) {
+		t.Errorf("the daemon %s outlived the run", tag)
+	}
+
+	code, err := runContained(context.Background(), []string{"sh", "-c", "exit 7"})
+	if code != 7 || err != nil {
+		t.Errorf("runContained(exit 7) = %d, %v; want 7, nil", code, err)
+	}
+}
+
+// TestSessionStartStop: a named session started, reached and stopped
+// through a Client, its member gone after.
+func TestSessionStartStop(t *testing.T) {
+	state := t.TempDir()
+	os.Chmod(state, 0o700)
+	client, err := session.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tag := "embed-session-" + time.Now().Format("150405.000000000")
+	rec, err := client.Start(ctx, session.Options{Name: "dev", Argv: []string{"sh", "-c", "while :; do sleep 1; done", tag}, Owner: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != "running" || !alive(tag) {
+		t.Errorf("started: state %q, member alive %t; want running, true", rec.State, alive(tag))
+	}
+	st, err := client.Status("dev")
+	if err != nil || st.Procs < 1 {
+		t.Errorf("status: %d procs, %v; want at least 1", st.Procs, err)
+	}
+	r, err := client.Stop(ctx, "dev", session.StopOptions{})
+	if err != nil || !r.StopConfirmed {
+		t.Fatalf("stop: %v (receipt %+v); want confirmed", err, r)
+	}
+	if alive(tag) {
+		t.Errorf("the session's member outlived its stop")
+	}
+	if rec, err := client.Wait(ctx, "dev"); err != nil || rec.State != "stopped" {
+		t.Errorf("wait after stop: %+v, %v; want stopped", rec, err)
+	}
+}

@@ -1,0 +1,26 @@
+// Package hooks lets tether's own packages attach callbacks to a
+// contain.Cmd that are not part of contain's public API: the session
+// supervisor needs them, an embedder does not.
+package hooks
+
+import "github.com/tether-run/tether/receipt"
+
+// Hooks are called at fixed points of a contain.Cmd's life. Each may be
+// nil.
+type Hooks struct {
+	// Prepared is called once the containment exists (leaf created,
+	// limits written) and before the command is spawned, with the receipt
+	// so far; an error aborts the start. What is written here survives a
+	// crash at any later point.
+	Prepared func(r *receipt.Receipt) error
+	// Started is called once the command runs and is identified.
+	Started func(r *receipt.Receipt)
+	// BeforeStop is called with the reason once the run's end is decided
+	// and before the stop protocol touches the group; kill is closed when
+	// Kill is called, so work done here can cut itself short too.
+	BeforeStop func(reason string, kill <-chan struct{})
+}
+
+// Set attaches h to cmd, a *contain.Cmd, before its Start. Package
+// contain assigns it when it is initialized.
+var Set func(cmd any, h Hooks)

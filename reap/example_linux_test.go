@@ -1,0 +1,61 @@
+package reap_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/reap"
+	"github.com/tether-run/tether/registry"
+)
+
+// crashEnv makes this test binary the program that crashes in ExampleRun.
+const crashEnv = "TETHER_EXAMPLE_CRASH"
+
+func init() {
+	if state := os.Getenv(crashEnv); state != "" {
+		reg, err := registry.Open(state)
+		if err != nil {
+			panic(err)
+		}
+		c := contain.Command("sh", "-c", "setsid sleep 1000 & echo up; wait")
+		c.Registry = reg // the run keeps a record while it runs
+		c.Stdout = os.Stdout
+		c.Run()
+		os.Exit(0)
+	}
+}
+
+// A program that runs commands with contain.Cmd.Registry set dies by
+// SIGKILL while one runs, leaving the command's daemon behind (here the
+// program is this test binary started again). reap.Run finds the run's
+// record, proves what is still the run's by its cgroup's id, stops it and
+// writes the receipt the dead program could not.
+func ExampleRun() {
+	state, _ := os.MkdirTemp("", "tether-example-")
+	defer os.RemoveAll(state)
+	os.Chmod(state, 0o700)
+
+	crashed := exec.Command(os.Args[0])
+	crashed.Env = append(os.Environ(), crashEnv+"="+state)
+	out, _ := crashed.StdoutPipe()
+	crashed.Start()
+	bufio.NewReader(out).ReadString('\n') // "up": the daemon runs
+	crashed.Process.Kill()
+	crashed.Wait()
+
+	reg, err := registry.Open(state)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range reap.Run(reg, reap.Options{}).Actions {
+		fmt.Println(a.Kind, a.Class, "done:", a.Done)
+		fmt.Println("stop confirmed:", a.Receipt.StopConfirmed, "members:", a.Receipt.Evidence.MembersSeen)
+	}
+	// Output:
+	// run dead-supervisor-leaf done: true
+	// stop confirmed: true members: 1
+}

@@ -1,0 +1,274 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+)
+
+// ErrNoSupervisor is returned by Client.Start when no program is known to
+// run the session's supervisor (see Client.Supervisor).
+var ErrNoSupervisor = errors.New("session: no supervisor program: call session.MaybeSupervise first thing in main, install tether on PATH, or set Client.Supervisor")
+
+// Client starts and controls the sessions recorded in one registry. Its
+// methods may be called from several goroutines, and from several
+// programs at once: the registry is the only shared state.
+type Client struct {
+	// Registry is where the sessions are recorded.
+	Registry *registry.Registry
+	// Supervisor is the program each session's supervisor runs as: a
+	// program that calls MaybeSupervise before anything else (the tether
+	// binary does). Empty: this program, if it called MaybeSupervise;
+	// else "tether" on PATH.
+	Supervisor string
+}
+
+// Open returns a Client of the registry in dir, created if needed; dir ""
+// is the default one ($XDG_STATE_HOME/tether, else ~/.local/state/tether;
+// root's /var/lib/tether), the one the tether command uses.
+func Open(dir string) (*Client, error) {
+	if dir == "" {
+		d, err := registry.DefaultDir(os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	reg, err := registry.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Registry: reg}, nil
+}
+
+// selfSupervises records that this program called MaybeSupervise.
+var selfSupervises atomic.Bool
+
+func (c *Client) supervisor() (string, error) {
+	switch {
+	case c.Supervisor != "":
+		return c.Supervisor, nil
+	case selfSupervises.Load():
+		return os.Executable()
+	}
+	if p, err := exec.LookPath("tether"); err == nil {
+		return p, nil
+	}
+	return "", ErrNoSupervisor
+}
+
+// Start starts a session and returns its record once the command runs, or
+// the reason it could not start (a *StartError with tether run's exit
+// code). If ctx is done before the supervisor reports, the supervisor is
+// killed and nothing is left; without a deadline the wait is bounded by
+// DefaultReadyTimeout.
+func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error) {
+	exe, err := c.supervisor()
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, c.Registry, exe, o)
+}
+
+// StopOptions say how to stop sessions.
+type StopOptions struct {
+	// Grace is how long members have after the stop signal before they
+	// are killed: 0 the session's own (its start's Grace), negative none.
+	// A stop already under way keeps its grace unless Kill.
+	Grace time.Duration
+	// Kill kills the members at once, also of a stop already under way.
+	Kill bool
+	// KillOn, once closed, escalates the stops not yet ended to Kill (a
+	// second ^C). Nil never fires.
+	KillOn <-chan struct{}
+	// Progress, if set, is called with each step of each supervisor's
+	// stop protocol as the supervisor records it. It must not block.
+	Progress func(name string, step receipt.Step)
+}
+
+// Stop stops the session and returns its stop receipt once the stop is
+// confirmed. A stop already under way is joined. Sessions it owns are
+// stopped first, by its supervisor. If ctx is done first, Stop returns an
+// error wrapping ErrStillStopping: the supervisor goes on with the stop.
+func (c *Client) Stop(ctx context.Context, name string, o StopOptions) (*receipt.Receipt, error) {
+	r := c.StopMany(ctx, []string{name}, o)[0]
+	return r.Receipt, r.Err
+}
+
+// StopMany stops the named sessions together: every supervisor is asked
+// first, then all are waited for, so n sessions take as long as the
+// slowest, not the sum. Every session is attempted even when one fails.
+func (c *Client) StopMany(ctx context.Context, names []string, o StopOptions) []StopResult {
+	req := stopRequest{Reason: "request", GraceMS: o.Grace.Milliseconds(), Kill: o.Kill}
+	if o.Grace < 0 {
+		req.GraceMS = -1
+	}
+	wait := 100 * 365 * 24 * time.Hour
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	return stopMany(c.Registry, names, req, wait, o.KillOn, ctx.Done(), o.Progress)
+}
+
+// Wait waits until the session has ended and returns its record; ctx
+// bounds the wait (its error is returned with the record as last read).
+func (c *Client) Wait(ctx context.Context, name string) (*registry.Record, error) {
+	return waitEnd(ctx, c.Registry, name)
+}
+
+// ExecOptions describe a command to run in a session.
+type ExecOptions struct {
+	Argv []string // the command
+	// Env is the command's environment before the session's own variables
+	// are set over it (nil: os.Environ()).
+	Env []string
+	Dir string // working directory (empty: the caller's)
+	// Stdin, Stdout and Stderr are handed to the command (nil: /dev/null).
+	Stdin, Stdout, Stderr *os.File
+	// Signals, if set, are forwarded to the command.
+	Signals <-chan os.Signal
+}
+
+// Exec runs a command inside the running session, as `docker exec` does:
+// cloned into the session's group by its supervisor, so that what it
+// starts belongs to the session. It returns how the command exited; the
+// session goes on. If ctx is done first, the command (not what it
+// started: that is the session's) is killed.
+func (c *Client) Exec(ctx context.Context, name string, o ExecOptions) (receipt.Exit, error) {
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.Dir == "" {
+		d, err := os.Getwd()
+		if err != nil {
+			return receipt.Exit{Code: 125, MainStatus: -1}, err
+		}
+		o.Dir = d
+	}
+	var stdio [3]*os.File
+	for i, f := range []*os.File{o.Stdin, o.Stdout, o.Stderr} {
+		if f == nil {
+			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			if err != nil {
+				return receipt.Exit{Code: 125, MainStatus: -1}, err
+			}
+			defer null.Close()
+			f = null
+		}
+		stdio[i] = f
+	}
+	sigs := o.Signals
+	if ctx.Done() != nil {
+		merged := make(chan os.Signal, 1)
+		stop := context.AfterFunc(ctx, func() { merged <- syscall.SIGKILL })
+		defer stop()
+		if o.Signals != nil {
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				for {
+					select {
+					case s := <-o.Signals:
+						merged <- s
+					case <-done:
+						return
+					}
+				}
+			}()
+		}
+		sigs = merged
+	}
+	return execIn(c.Registry, name, o.Argv, o.Env, o.Dir, stdio, sigs)
+}
+
+// Logs writes the session's log to w (see LogOptions); with Follow it
+// goes on until the session ends or ctx is done.
+func (c *Client) Logs(ctx context.Context, name string, w io.Writer, o LogOptions) error {
+	return logs(ctx, c.Registry, name, w, o)
+}
+
+// Status returns what is true of the session now, its members included.
+func (c *Client) Status(name string) (Status, error) {
+	rec, err := c.Registry.Read(name)
+	if err != nil {
+		return Status{}, err
+	}
+	return StatusWithProcesses(rec), nil
+}
+
+// List returns the status of every recorded session, live and ended, and
+// the errors of records that could not be read.
+func (c *Client) List() ([]Status, []error) {
+	recs, errs := c.Registry.List()
+	var sessions []*registry.Record
+	for _, r := range recs {
+		if r.Kind != "run" {
+			sessions = append(sessions, r)
+		}
+	}
+	return StatusOfAll(sessions), errs
+}
+
+// Env returns the session's own environment variables (TETHER_SESSION,
+// TMPDIR, its profile's, ...), as KEY=VALUE, for a command started
+// outside it that must reach it.
+func (c *Client) Env(name string) ([]string, error) {
+	rec, err := c.Registry.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	return Env(rec), nil
+}
+
+// superviseArg is the first argument of a supervisor's command line.
+const superviseArg = "__supervise"
+
+// MaybeSupervise runs this process as a session's supervisor and exits,
+// if it was started as one by Client.Start; otherwise it returns at once,
+// having noted that this program can supervise (Client.Supervisor may
+// then be left empty). A program that starts sessions calls it first
+// thing in main, before it parses flags or starts goroutines, as the
+// tether command does:
+//
+//	func main() {
+//		session.MaybeSupervise()
+//		// the program itself
+//	}
+func MaybeSupervise() {
+	selfSupervises.Store(true)
+	if len(os.Args) < 2 || os.Args[1] != superviseArg {
+		return
+	}
+	state, name, err := superviseArgs(os.Args[2:])
+	if err == nil {
+		err = supervise(state, name, os.NewFile(3, "ready"))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tether: supervisor: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// supervisorArgs is the command line Start gives a supervisor: the name
+// after "--", so that whatever it is, it is never a flag.
+func supervisorArgs(exe, state, name string) []string {
+	return []string{exe, superviseArg, "--state", state, "--", name}
+}
+
+// superviseArgs parses what follows superviseArg.
+func superviseArgs(args []string) (state, name string, err error) {
+	if len(args) != 4 || args[0] != "--state" || args[2] != "--" || args[1] == "" {
+		return "", "", fmt.Errorf("usage: %s --state DIR -- NAME (got %q)", superviseArg, args)
+	}
+	return args[1], args[3], nil
+}
