@@ -139,6 +139,28 @@ func BenchmarkLibraryRunTrue(b *testing.B) {
 	b.ReportMetric(median(lib)/median(plain), "ratio")
 }
 
+// BenchmarkLibraryRunAllocs reports the heap allocations of one
+// contain.Command("true").Run() and of one exec.Command("true").Run():
+// everything the process allocates meanwhile, its goroutines' included.
+func BenchmarkLibraryRunAllocs(b *testing.B) {
+	b.Run("contain", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if err := contain.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("exec", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if err := exec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkLimitsCost compares `tether run -- true` with the same run
 // under a memory, pids and cpu budget (v1 leaves on hybrid hosts),
 // alternating: what a budget adds to a start.
