@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/tether-run/tether/internal/version"
+	"github.com/tether-run/tether/version"
 )
 
 // Exit codes shared by all commands. tether run passes the command's own

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/internal/version"
+	"github.com/tether-run/tether/version"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )

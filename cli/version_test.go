@@ -3,7 +3,7 @@ package cli_test
 import (
 	"testing"
 
-	"github.com/tether-run/tether/internal/version"
+	"github.com/tether-run/tether/version"
 )
 
 // TestVersion (issue 11): --version prints one line, the build info of the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/tether-run/tether/identity"
-	"github.com/tether-run/tether/internal/version"
+	"github.com/tether-run/tether/version"
 	"github.com/tether-run/tether/receipt"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"sync"
 
-	"github.com/tether-run/tether/internal/version"
+	"github.com/tether-run/tether/version"
 )
 
 // Tether is the build of tether that wrote a receipt, from the binary's
