@@ -65,8 +65,8 @@ func selectSessions(e *env, reg *registry.Registry, recs []*registry.Record, all
 	}
 	if name := e.getenv("TETHER_SESSION"); name != "" {
 		if self, err := reg.Read(name); err == nil && session.Inside(self) {
-			fam := append(session.Family(reg, self.Supervisor), self)
-			return fam
+			fam, _ := (&session.Client{Registry: reg}).Family(name)
+			return append(fam, self)
 		}
 	}
 	var live []*registry.Record

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/version"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/version"
 )
 
 // checkOrigin checks what a receipt says about where it came from against

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/tether-run/tether/reap"
 	"io"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ func stateEnv(t *testing.T) string {
 				_, err := (&session.Client{Registry: reg}).Stop(ctx, r.Name, session.StopOptions{Kill: true})
 				cancel()
 				if err != nil {
-					session.Reclaim(reg, r)
+					reap.Run(reg, reap.Options{})
 				}
 			}
 		}
@@ -286,10 +287,8 @@ func TestSessionSupervisorKilled(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "unsupervised") {
 		t.Errorf("tether stop of an unsupervised session = %d, %q; want 1 and a pointer to reap", code, stderr)
 	}
-	reg, _ := registry.Open(filepath.Join(xdg, "tether"))
-	rec, _ := reg.Read(name)
-	if err := session.Reclaim(reg, rec); err != nil {
-		t.Errorf("Reclaim = %v", err)
+	if code, out, stderr := tetherIn(t, xdg, nil, "reap"); code != 0 {
+		t.Errorf("tether reap of the unsupervised session = %d, %q %q; want 0", code, out, stderr)
 	}
 	assertNoSurvivors(t)
 }

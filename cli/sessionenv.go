@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tether-run/tether/session"
 )
 
 func newEnvCmd(e *env) *cobra.Command {
@@ -28,18 +27,14 @@ A session that has ended is refused (exit 1): its dirs are gone.`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := openRegistry(e)
+			client, err := openClient(e)
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
-			rec, err := reg.Read(args[0])
+			vars, err := client.Env(args[0])
 			if err != nil {
 				return sessionExit(args[0], err)
 			}
-			if !rec.Live() {
-				return exit(ExitFailure, fmt.Errorf("session %q: has ended (%s): its environment is gone", rec.Name, rec.State))
-			}
-			vars := session.Env(rec)
 			if asJSON {
 				m := map[string]string{}
 				for _, kv := range vars {

@@ -48,15 +48,18 @@
 //
 // # Effects on the calling process
 //
-// On Linux, Start makes the calling process a child subreaper
-// (PR_SET_CHILD_SUBREAPER) for good: orphans of the groups come back to it
-// and are reaped by contain. It never reaps a child it did not recognise
-// as a member, so the os/exec children of the rest of the program keep
-// their exit statuses; but orphaned grandchildren of those children are
-// reparented to the program too, and it must reap them itself. Processes
-// are started from one goroutine locked to its OS thread for the life of
-// the program (Pdeathsig is tied to the forking thread). contain installs
-// no signal handlers.
+// On Linux, while at least one Cmd runs (from Start to the end of its
+// stop protocol), the calling process is a child subreaper
+// (PR_SET_CHILD_SUBREAPER), so that orphans of the groups come back to it
+// and are reaped by contain; the last run out gives the setting back (a
+// program that set it itself keeps it). contain never reaps a child it
+// did not recognise as a member, so the program's other os/exec children
+// keep their exit statuses; but a grandchild of those that is orphaned
+// while a run is going on is reparented to the program too, and stays a
+// zombie unless the program reaps it (nothing tells such an orphan from
+// the program's own child). Processes are started from one goroutine
+// locked to its OS thread for the life of the program (Pdeathsig is tied
+// to the forking thread). contain installs no signal handlers.
 package contain
 
 import (

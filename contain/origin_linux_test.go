@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/tether-run/tether/identity"
-	"github.com/tether-run/tether/version"
 	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/version"
 )
 
 // TestRunOrigin (issue 11): the receipt names the run (a fresh id, also in

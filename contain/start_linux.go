@@ -42,6 +42,7 @@ type sysState struct {
 	proc       *os.Process // the main process, once spawned
 	childEnds  []*os.File
 	marker     string
+	subreaper  bool // this run holds the subreaper scope (guarded by scope.mu)
 	timer      *time.Timer
 	stopping   bool
 	// releaseStartFD lets the leaf's fd be closed again once the main
@@ -62,15 +63,6 @@ type exitResult struct {
 	err   error
 	at    time.Time
 }
-
-// subreaper makes this process the child subreaper once: orphaned
-// descendants are reparented to it instead of init (Linux 3.4+).
-var subreaper = sync.OnceValue(func() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return os.NewSyscallError("prctl PR_SET_CHILD_SUBREAPER", err)
-	}
-	return nil
-})
 
 // owned is the set of children whose exit status belongs to os.Process.Wait.
 // The orphan sweep never reaps them. The lock is held across fork+register
@@ -95,7 +87,7 @@ func (c *Cmd) start() (err error) {
 	if err := c.openRecord(); err != nil {
 		return err
 	}
-	if err := subreaper(); err != nil {
+	if err := c.holdSubreaper(); err != nil {
 		return err
 	}
 	crash.Point("before-leaf")
@@ -306,6 +298,9 @@ func (c *Cmd) failStart(err error) {
 	}
 	c.waitErr = err
 	c.track.finish(&c.rec, err)
+	if c.sys.proc == nil {
+		c.releaseSubreaper() // nothing ran: no orphan can come
+	}
 	select {
 	case <-c.done:
 	default:

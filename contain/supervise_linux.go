@@ -21,6 +21,7 @@ func (c *Cmd) supervise() {
 	c.awaitCopies()
 	c.finish(p)
 	c.track.finish(&c.rec, c.waitErr)
+	c.releaseSubreaper()
 }
 
 // waitEmpty keeps the group running after the main process exited, until

@@ -219,14 +219,31 @@ func (c *Client) List() ([]Status, []error) {
 }
 
 // Env returns the session's own environment variables (TETHER_SESSION,
-// TMPDIR, its profile's, ...), as KEY=VALUE, for a command started
-// outside it that must reach it.
+// TMPDIR, its profile's, ...), as sorted KEY=VALUE pairs, for a command
+// started outside it that must reach it. An ended session's is gone
+// (ErrEnded).
 func (c *Client) Env(name string) ([]string, error) {
 	rec, err := c.Registry.Read(name)
 	if err != nil {
 		return nil, err
 	}
-	return Env(rec), nil
+	if !rec.Live() {
+		return nil, registry.Errorf(rec.Name, ErrEnded, "has ended (%s): its environment is gone", rec.State)
+	}
+	return recordEnv(rec), nil
+}
+
+// Family returns the live sessions the named one owns, directly or
+// through others, children before parents.
+func (c *Client) Family(name string) ([]*registry.Record, error) {
+	rec, err := c.Registry.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Supervisor == "" {
+		return nil, nil
+	}
+	return family(c.Registry, rec.Supervisor), nil
 }
 
 // superviseArg is the first argument of a supervisor's command line.

@@ -12,9 +12,9 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// Supervisor returns a verified handle to a live session's supervisor, or
+// supervisorOf returns a verified handle to a live session's supervisor, or
 // an error wrapping ErrUnsupervised.
-func Supervisor(rec *registry.Record) (*identity.Handle, error) {
+func supervisorOf(rec *registry.Record) (*identity.Handle, error) {
 	tok, err := identity.Parse(rec.Supervisor)
 	if err != nil {
 		return nil, registry.Errorf(rec.Name, ErrUnsupervised, "unsupervised: no supervisor recorded")
@@ -35,7 +35,7 @@ func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registr
 		if err != nil || !rec.Live() {
 			return rec, err
 		}
-		h, err := Supervisor(rec)
+		h, err := supervisorOf(rec)
 		if err != nil {
 			return rec, err
 		}
@@ -74,9 +74,9 @@ func readReceipt(reg *registry.Registry, rec *registry.Record) (*receipt.Receipt
 	return &r, nil
 }
 
-// Family returns the live sessions owned, directly or through others, by
+// family returns the live sessions owned, directly or through others, by
 // the session with supervisor token sup, children before parents.
-func Family(reg *registry.Registry, sup string) []*registry.Record {
+func family(reg *registry.Registry, sup string) []*registry.Record {
 	recs, _ := reg.ListLive()
 	var out []*registry.Record
 	var walk func(tok string)
@@ -104,7 +104,7 @@ func admitPool(reg *registry.Registry, pool string, max int) error {
 		if r.Pool != pool || !r.Live() {
 			continue
 		}
-		if h, err := Supervisor(r); err == nil {
+		if h, err := supervisorOf(r); err == nil {
 			// A member whose owner is provably dead is being stopped by
 			// its supervisor (within a second): give it that moment.
 			if ownerDead(r) && h.WaitExit(5*time.Second) {
@@ -119,7 +119,7 @@ func admitPool(reg *registry.Registry, pool string, max int) error {
 			live++ // still starting: its supervisor has not recorded itself yet
 			continue
 		}
-		if err := Reclaim(reg, r); err != nil {
+		if err := reclaim(reg, r); err != nil {
 			live++ // could not prove it gone: it keeps its slot
 		}
 	}

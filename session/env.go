@@ -32,10 +32,10 @@ func ownEnv(name, rt, profile, runID string) map[string]string {
 	return own
 }
 
-// Env returns the variables tether set in the session's environment, as
+// recordEnv returns the variables tether set in the session's environment, as
 // sorted KEY=VALUE pairs: what reaches the session's daemons (`tether
 // env`), and what `tether exec` sets over the caller's environment.
-func Env(rec *registry.Record) []string {
+func recordEnv(rec *registry.Record) []string {
 	var env []string
 	for k, v := range ownEnv(rec.Name, rec.RuntimeDir, rec.Profile, rec.RunID) {
 		env = append(env, k+"="+v)
@@ -44,9 +44,9 @@ func Env(rec *registry.Record) []string {
 	return env
 }
 
-// Overlay returns base with the KEY=VALUE pairs of over set, replacing
+// overlay returns base with the KEY=VALUE pairs of over set, replacing
 // what base had for the same keys.
-func Overlay(base, over []string) []string {
+func overlay(base, over []string) []string {
 	keys := map[string]bool{}
 	for _, kv := range over {
 		keys[key(kv)] = true

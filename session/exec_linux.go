@@ -208,7 +208,7 @@ func execIn(reg *registry.Registry, name string, argv, env []string, dir string,
 	if !rec.Live() {
 		return failed, registry.Errorf(name, ErrEnded, "%s", endedHow(rec))
 	}
-	sup, err := Supervisor(rec)
+	sup, err := supervisorOf(rec)
 	if err != nil {
 		return failed, err
 	}
@@ -222,7 +222,7 @@ func execIn(reg *registry.Registry, name string, argv, env []string, dir string,
 	if _, _, err := conn.WriteMsgUnix([]byte{0}, unix.UnixRights(files...), nil); err != nil {
 		return failed, registry.Errorf(name, nil, "exec: %v", err)
 	}
-	env = Overlay(withoutMarker(env), Env(rec))
+	env = overlay(withoutMarker(env), recordEnv(rec))
 	if err := json.NewEncoder(conn).Encode(execRequest{Path: path, Argv: argv, Env: env, Dir: dir}); err != nil {
 		return failed, registry.Errorf(name, nil, "exec: %v", err)
 	}

@@ -80,7 +80,7 @@ func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer,
 			return drainEnd(t, v, rec)
 		}
 		if sup == nil && rec.Supervisor != "" {
-			if sup, err = Supervisor(rec); err != nil {
+			if sup, err = supervisorOf(rec); err != nil {
 				return gone(reg, name, t, v, err)
 			}
 		}

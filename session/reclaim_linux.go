@@ -12,12 +12,12 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// Reclaim stops an unsupervised session through its leaf, acting only on
+// reclaim stops an unsupervised session through its leaf, acting only on
 // what it can prove: the leaf directory is opened and its inode must equal
 // the recorded cgroup id before cgroup.kill is written. A session without
 // a leaf (fallback mechanism) is left to `tether reap`.
-func Reclaim(reg *registry.Registry, rec *registry.Record) error {
-	if h, err := Supervisor(rec); err == nil {
+func reclaim(reg *registry.Registry, rec *registry.Record) error {
+	if h, err := supervisorOf(rec); err == nil {
 		h.Close()
 		return fmt.Errorf("session: %q is supervised", rec.Name)
 	}

@@ -22,8 +22,8 @@ func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (
 // Supervise is not implemented on this system.
 func supervise(stateDir, name string, ready *os.File) error { return errors.ErrUnsupported }
 
-// Supervisor is not implemented on this system.
-func Supervisor(rec *registry.Record) (*identity.Handle, error) { return nil, errors.ErrUnsupported }
+// supervisorOf is not implemented on this system.
+func supervisorOf(rec *registry.Record) (*identity.Handle, error) { return nil, errors.ErrUnsupported }
 
 // Logs is not implemented on this system.
 func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
@@ -44,11 +44,11 @@ func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registr
 	return nil, errors.ErrUnsupported
 }
 
-// Family is not implemented on this system.
-func Family(reg *registry.Registry, sup string) []*registry.Record { return nil }
+// family is not implemented on this system.
+func family(reg *registry.Registry, sup string) []*registry.Record { return nil }
 
-// Reclaim is not implemented on this system.
-func Reclaim(reg *registry.Registry, rec *registry.Record) error { return errors.ErrUnsupported }
+// reclaim is not implemented on this system.
+func reclaim(reg *registry.Registry, rec *registry.Record) error { return errors.ErrUnsupported }
 
 // StatusOf returns the record's own state on this system.
 func StatusOf(rec *registry.Record) Status {

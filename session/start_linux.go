@@ -84,7 +84,7 @@ func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (
 				reg.Write(r)
 				reg.Release(o.Name)
 			case r.Cgroup != "":
-				if rerr := Reclaim(reg, r); rerr != nil {
+				if rerr := reclaim(reg, r); rerr != nil {
 					err = errors.Join(err, rerr)
 				}
 			}

@@ -54,7 +54,7 @@ func status(rec *registry.Record) (Status, []int) {
 		s.EndedAt = rec.UpdatedAt
 		return s, nil
 	}
-	if h, err := Supervisor(rec); err == nil {
+	if h, err := supervisorOf(rec); err == nil {
 		h.Close()
 		s.Supervised = true
 	} else if rec.State != registry.StateStarting {

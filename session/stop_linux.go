@@ -122,7 +122,7 @@ func requestStop(reg *registry.Registry, name string, req stopRequest) (*stoppin
 	if rec.Supervisor == "" && rec.State == registry.StateStarting {
 		return nil, registry.Errorf(name, ErrStarting, "still starting (no supervisor yet); try again")
 	}
-	h, err := Supervisor(rec)
+	h, err := supervisorOf(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func endedReceipt(reg *registry.Registry, name string) (*receipt.Receipt, error)
 // under one deadline. A kill of the owner's stop (a later `stop --kill` or
 // `--grace 0`) is passed on to them.
 func stopFamily(reg *registry.Registry, sup string, kill <-chan struct{}) {
-	fam := Family(reg, sup)
+	fam := family(reg, sup)
 	if len(fam) == 0 {
 		return
 	}
