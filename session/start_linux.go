@@ -150,9 +150,13 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 // launchSupervisor starts `tether __supervise` in a session of its own
 // and waits for its one-line report.
 func launchSupervisor(ctx context.Context, reg *registry.Registry, exe string, o Options, env []string) error {
+	// DefaultReadyTimeout bounds the wait unless ctx ends it first.
 	timeout := DefaultReadyTimeout
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
+	var bound <-chan time.Time
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > timeout {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		bound = t.C
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
@@ -194,7 +198,7 @@ func launchSupervisor(ctx context.Context, reg *registry.Registry, exe string, o
 	case res = <-got:
 	case <-ctx.Done():
 		why = fmt.Errorf("%w: no report from the supervisor of %q before %w", ErrSupervisor, o.Name, ctx.Err())
-	case <-time.After(timeout):
+	case <-bound:
 		why = fmt.Errorf("%w: no report from the supervisor of %q within %s", ErrSupervisor, o.Name, timeout)
 	}
 	if why != nil {
