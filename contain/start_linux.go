@@ -43,8 +43,6 @@ type sysState struct {
 	childEnds  []*os.File
 	marker     string
 	subreaper  bool // this run holds the subreaper scope (guarded by scope.mu)
-	timer      *time.Timer
-	stopping   bool
 	// releaseStartFD lets the leaf's fd be closed again once the main
 	// process is cloned into it.
 	releaseStartFD func()

@@ -28,7 +28,7 @@ package session
 
 import (
 	"errors"
-	"fmt"
+	"io"
 	"syscall"
 	"time"
 
@@ -69,54 +69,11 @@ var (
 	ErrBadOptions = errors.New("session: bad options")
 )
 
-// optionError is a malformed option: it reads as its message alone, and
-// errors.Is finds ErrBadOptions.
-type optionError struct{ msg string }
-
-func badOption(format string, a ...any) error {
-	return &optionError{msg: fmt.Sprintf(format, a...)}
-}
-
-func (e *optionError) Error() string { return e.msg }
-func (e *optionError) Unwrap() error { return ErrBadOptions }
-
 // Until policies: when a session ends by itself.
 const (
 	UntilMainExit = "main-exit" // the main process exits: what is left is stopped
 	UntilEmpty    = "empty"     // the group is empty (for commands that daemonize)
 )
-
-// supervisorSpec is everything the supervisor needs, written by Start into the
-// runtime dir (spec.json) and read back by the supervisor.
-type supervisorSpec struct {
-	Name             string        `json:"name"`
-	RunID            string        `json:"run_id"`
-	Argv             []string      `json:"argv"`
-	Env              []string      `json:"env"`
-	Dir              string        `json:"dir"`
-	Owner            string        `json:"owner"`
-	OwnerToken       string        `json:"owner_token,omitempty"`
-	Profile          string        `json:"profile,omitempty"`
-	Until            string        `json:"until"`
-	TTL              time.Duration `json:"ttl"`
-	Grace            time.Duration `json:"grace"`
-	KillWait         time.Duration `json:"kill_wait"`
-	StopSignal       string        `json:"stop_signal,omitempty"` // SIGUSR1; empty: SIGTERM
-	Mechanism        string        `json:"mechanism,omitempty"`
-	CgroupParent     string        `json:"cgroup_parent,omitempty"`
-	Limits           limits.Spec   `json:"limits"`
-	BestEffortLimits bool          `json:"best_effort_limits,omitempty"`
-	Pool             string        `json:"pool,omitempty"`
-	LogMax           int64         `json:"log_max"`
-	LogKeep          int           `json:"log_keep,omitempty"`
-}
-
-// readyReport is the supervisor's one-line report to Start.
-type readyReport struct {
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
-	Code  int    `json:"code,omitempty"` // 125, 126, 127 as for tether run
-}
 
 // Options describe a session to start.
 type Options struct {
@@ -155,6 +112,25 @@ type Options struct {
 // DefaultReadyTimeout bounds Client.Start's wait for the supervisor's
 // report when its context has no earlier deadline.
 const DefaultReadyTimeout = 2 * time.Minute
+
+// LogOptions choose what `tether logs` prints and how.
+type LogOptions struct {
+	// Follow goes on printing what is appended until the session ends.
+	Follow bool
+	// Tail prints only the last Tail lines (then follows); negative: all.
+	Tail int
+	// Since skips entries older than this; zero: from the start.
+	Since time.Time
+	// Stream is "out" or "err" for one stream only; "" for both.
+	Stream string
+	// Timestamps prints each line as "TIME STREAM LINE"; JSON as JSON
+	// Lines {"time","stream","line"}. Without either, the view is plain:
+	// exactly the bytes the command wrote, in order.
+	Timestamps, JSON bool
+	// Notes receives what the view cannot show in its output: gaps (output
+	// dropped, or files rotated away before they were read). Nil: none.
+	Notes io.Writer
+}
 
 // StartError is a failed start, with tether run's exit code for it.
 type StartError struct {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -21,9 +20,6 @@ func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (
 
 // Supervise is not implemented on this system.
 func supervise(stateDir, name string, ready *os.File) error { return errors.ErrUnsupported }
-
-// supervisorOf is not implemented on this system.
-func supervisorOf(rec *registry.Record) (*identity.Handle, error) { return nil, errors.ErrUnsupported }
 
 // Logs is not implemented on this system.
 func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
@@ -46,9 +42,6 @@ func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registr
 
 // family is not implemented on this system.
 func family(reg *registry.Registry, sup string) []*registry.Record { return nil }
-
-// reclaim is not implemented on this system.
-func reclaim(reg *registry.Registry, rec *registry.Record) error { return errors.ErrUnsupported }
 
 // StatusOf returns the record's own state on this system.
 func StatusOf(rec *registry.Record) Status {

@@ -4,31 +4,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/tether-run/tether/registry"
 	"io"
 	"time"
 	"unicode/utf8"
-
-	"github.com/tether-run/tether/registry"
 )
-
-// LogOptions choose what `tether logs` prints and how.
-type LogOptions struct {
-	// Follow goes on printing what is appended until the session ends.
-	Follow bool
-	// Tail prints only the last Tail lines (then follows); negative: all.
-	Tail int
-	// Since skips entries older than this; zero: from the start.
-	Since time.Time
-	// Stream is "out" or "err" for one stream only; "" for both.
-	Stream string
-	// Timestamps prints each line as "TIME STREAM LINE"; JSON as JSON
-	// Lines {"time","stream","line"}. Without either, the view is plain:
-	// exactly the bytes the command wrote, in order.
-	Timestamps, JSON bool
-	// Notes receives what the view cannot show in its output: gaps (output
-	// dropped, or files rotated away before they were read). Nil: none.
-	Notes io.Writer
-}
 
 // view turns a session's log entries into what LogOptions ask for.
 type view struct {

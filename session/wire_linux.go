@@ -1,0 +1,54 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tether-run/tether/limits"
+)
+
+// What Start and a supervisor tell each other, and how a malformed option
+// is reported: none of it is API.
+
+// optionError is a malformed option: it reads as its message alone, and
+// errors.Is finds ErrBadOptions.
+type optionError struct{ msg string }
+
+func badOption(format string, a ...any) error {
+	return &optionError{msg: fmt.Sprintf(format, a...)}
+}
+
+func (e *optionError) Error() string { return e.msg }
+func (e *optionError) Unwrap() error { return ErrBadOptions }
+
+// supervisorSpec is everything the supervisor needs, written by Start into the
+// runtime dir (spec.json) and read back by the supervisor.
+type supervisorSpec struct {
+	Name             string        `json:"name"`
+	RunID            string        `json:"run_id"`
+	Argv             []string      `json:"argv"`
+	Env              []string      `json:"env"`
+	Dir              string        `json:"dir"`
+	Owner            string        `json:"owner"`
+	OwnerToken       string        `json:"owner_token,omitempty"`
+	Profile          string        `json:"profile,omitempty"`
+	Until            string        `json:"until"`
+	TTL              time.Duration `json:"ttl"`
+	Grace            time.Duration `json:"grace"`
+	KillWait         time.Duration `json:"kill_wait"`
+	StopSignal       string        `json:"stop_signal,omitempty"` // SIGUSR1; empty: SIGTERM
+	Mechanism        string        `json:"mechanism,omitempty"`
+	CgroupParent     string        `json:"cgroup_parent,omitempty"`
+	Limits           limits.Spec   `json:"limits"`
+	BestEffortLimits bool          `json:"best_effort_limits,omitempty"`
+	Pool             string        `json:"pool,omitempty"`
+	LogMax           int64         `json:"log_max"`
+	LogKeep          int           `json:"log_keep,omitempty"`
+}
+
+// readyReport is the supervisor's one-line report to Start.
+type readyReport struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	Code  int    `json:"code,omitempty"` // 125, 126, 127 as for tether run
+}
