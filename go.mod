@@ -1,18 +1,12 @@
 module github.com/tether-run/tether
 
-go 1.23.0
-
-// A lower go line would also give tether's own binary and tests the older
-// GODEBUG defaults (GOMAXPROCS blind to the cgroup's CPU limit before
-// 1.25, among others): keep Go 1.26's. As a dependency this line has no
-// effect on the importer's program (go.dev/doc/godebug).
-godebug default=go1.26
+go 1.24.0
 
 require (
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
-	golang.org/x/sys v0.35.0
+	golang.org/x/sys v0.41.0
 )
 
 require (
