@@ -1,12 +1,12 @@
 module github.com/tether-run/tether
 
-go 1.26.8
+go 1.24.0
 
 require (
 	github.com/godbus/dbus/v5 v5.2.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
-	golang.org/x/sys v0.50.0
+	golang.org/x/sys v0.41.0
 )
 
 require (

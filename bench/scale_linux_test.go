@@ -181,13 +181,15 @@ func (f *fleet) grow(b *testing.B, n int) {
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() {
+		wg.Add(1) // not wg.Go: Go 1.25, above tether's go line
+		go func() {
+			defer wg.Done()
 			for i := range next {
 				if _, err := f.tether("start", "--no-reap", "--owner", "none", "--name", fmt.Sprintf("ls-%04d", i), "--", "sleep", "1000"); err != nil {
 					errs <- err
 				}
 			}
-		})
+		}()
 	}
 	for i := f.n; i < n; i++ {
 		next <- i

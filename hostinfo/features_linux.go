@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/delegate"
+	"github.com/tether-run/tether/internal/pidfd"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,20 +60,20 @@ func probePidfd(ourDir string) (open, info Feature) {
 	defer unix.Close(fd)
 	open = Feature{Available: true, Probed: true, Detail: "pidfd_open on ourselves returned a pidfd"}
 
-	pi := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
-	err = unix.IoctlPidfdInfo(fd, &pi)
+	pi := pidfd.Info{Mask: pidfd.InfoCgroupID}
+	err = pidfd.GetInfo(fd, &pi)
 	switch {
 	case errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EINVAL):
 		info = Feature{Probed: true, Detail: "the kernel lacks the PIDFD_GET_INFO ioctl (Linux 6.13+)"}
 	case err != nil:
 		info = Feature{Probed: true, Detail: "PIDFD_GET_INFO failed: " + os.NewSyscallError("ioctl", err).Error()}
-	case pi.Mask&unix.PIDFD_INFO_CGROUPID == 0:
+	case pi.Mask&pidfd.InfoCgroupID == 0:
 		info = Feature{Probed: true, Detail: "PIDFD_GET_INFO answered without a cgroup id"}
 	default:
-		info = Feature{Available: true, Probed: true, Detail: fmt.Sprintf("PIDFD_GET_INFO reports cgroup id %d", pi.Cgroupid)}
+		info = Feature{Available: true, Probed: true, Detail: fmt.Sprintf("PIDFD_GET_INFO reports cgroup id %d", pi.CgroupID)}
 		var st unix.Stat_t
 		if ourDir != "" && unix.Stat(ourDir, &st) == nil {
-			if st.Ino == pi.Cgroupid {
+			if st.Ino == pi.CgroupID {
 				info.Detail += ", the inode number of " + ourDir
 			} else {
 				info.Detail += fmt.Sprintf(", but %s has inode number %d", ourDir, st.Ino)
@@ -156,16 +157,16 @@ func startWhy(err error) string {
 }
 
 // placement says how the probe child's cgroup was checked.
-func placement(pidfd int, leaf *cgroup.Leaf) string {
-	if pidfd < 0 {
+func placement(pfd int, leaf *cgroup.Leaf) string {
+	if pfd < 0 {
 		return "placement not checked: no pidfd"
 	}
-	pi := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
-	if err := unix.IoctlPidfdInfo(pidfd, &pi); err != nil || pi.Mask&unix.PIDFD_INFO_CGROUPID == 0 {
+	pi := pidfd.Info{Mask: pidfd.InfoCgroupID}
+	if err := pidfd.GetInfo(pfd, &pi); err != nil || pi.Mask&pidfd.InfoCgroupID == 0 {
 		return "placement not checked: no cgroup id from PIDFD_GET_INFO"
 	}
-	if pi.Cgroupid != leaf.ID {
-		return fmt.Sprintf("but it ran in cgroup id %d, not the leaf's %d", pi.Cgroupid, leaf.ID)
+	if pi.CgroupID != leaf.ID {
+		return fmt.Sprintf("but it ran in cgroup id %d, not the leaf's %d", pi.CgroupID, leaf.ID)
 	}
 	return "its pidfd reported the leaf's cgroup id"
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/oldkernel"
+	"github.com/tether-run/tether/internal/pidfd"
 	"golang.org/x/sys/unix"
 )
 
@@ -146,8 +147,8 @@ func (h *Handle) CgroupID() (uint64, error) {
 	if h.fd < 0 {
 		return 0, ErrClosed
 	}
-	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
-	if err := unix.IoctlPidfdInfo(h.fd, &info); err != nil {
+	info := pidfd.Info{Mask: pidfd.InfoCgroupID}
+	if err := pidfd.GetInfo(h.fd, &info); err != nil {
 		if errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EINVAL) {
 			return 0, errors.ErrUnsupported
 		}
@@ -156,10 +157,10 @@ func (h *Handle) CgroupID() (uint64, error) {
 		}
 		return 0, os.NewSyscallError("ioctl PIDFD_GET_INFO", err)
 	}
-	if info.Mask&unix.PIDFD_INFO_CGROUPID == 0 {
+	if info.Mask&pidfd.InfoCgroupID == 0 {
 		return 0, errors.ErrUnsupported
 	}
-	return info.Cgroupid, nil
+	return info.CgroupID, nil
 }
 
 // Exited reports whether the process has exited (it may still be a
