@@ -122,4 +122,7 @@ GOOS=windows go vet ./...
 # 1.24, is why the floor is not 1.23). As in .ci/run, it needs root and
 # cgroup v2; the cli tests build tether with this Go.
 go test -count=1 -short -timeout 30m ./...
-say "Go $minor: vet, builds for linux, darwin and windows, and the -short suite took $((SECONDS - t0))s"
+# An importer on this Go: the outside module that embeds tether (its go
+# line is the same floor).
+(cd examples/embed && go vet ./... && go test -count=1 ./...)
+say "Go $minor: vet, builds for linux, darwin and windows, the -short suite and examples/embed took $((SECONDS - t0))s"
