@@ -53,9 +53,11 @@ func ExampleRun() {
 	}
 	for _, a := range reap.Run(reg, reap.Options{}).Actions {
 		fmt.Println(a.Kind, a.Class, "done:", a.Done)
-		fmt.Println("stop confirmed:", a.Receipt.StopConfirmed, "members:", a.Receipt.Evidence.MembersSeen)
+		// The daemon, and the main process if its parent-death signal has
+		// not ended it yet: at least one member.
+		fmt.Println("stop confirmed:", a.Receipt.StopConfirmed, "members stopped:", a.Receipt.Evidence.MembersSeen >= 1)
 	}
 	// Output:
 	// run dead-supervisor-leaf done: true
-	// stop confirmed: true members: 1
+	// stop confirmed: true members stopped: true
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/tether-run/tether/registry"
 )
@@ -214,7 +215,7 @@ func (t *logTail) drain() error {
 		if err := t.cur.read(t.v, true); err != nil {
 			return err
 		}
-		gens, err := openGenerations(t.path, t.cur.seq)
+		gens, err := t.newer()
 		if err != nil {
 			return err
 		}
@@ -224,6 +225,23 @@ func (t *logTail) drain() error {
 		if err := t.take(gens); err != nil {
 			return err
 		}
+	}
+}
+
+// newer opens the files newer than the one followed. A rotation renames
+// the files one by one while they are listed and opened, so a generation
+// can be missed between two names: a gap after the file followed is
+// listed again, a few times, before take reports it as rotated away.
+func (t *logTail) newer() ([]*logFile, error) {
+	for try := 0; ; try++ {
+		gens, err := openGenerations(t.path, t.cur.seq)
+		if err != nil || len(gens) == 0 || t.cur.seq < 0 || gens[0].seq == t.cur.seq+1 || try == 4 {
+			return gens, err
+		}
+		for _, g := range gens {
+			g.Close()
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
