@@ -49,13 +49,7 @@ func (t *tracker) prepared(r *receipt.Receipt) error {
 	if t == nil {
 		return nil
 	}
-	t.rec.Mechanism = string(r.Mechanism)
-	if r.Cgroup != nil {
-		t.rec.Cgroup, t.rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
-	}
-	if r.Limits != nil {
-		t.rec.V1Cgroups = r.Limits.V1Leaves
-	}
+	t.rec.SetContainment(r)
 	return t.write()
 }
 

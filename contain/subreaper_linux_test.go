@@ -1,6 +1,7 @@
 package contain
 
 import (
+	"github.com/tether-run/tether/identity"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,12 +55,11 @@ func TestSubreaperScoped(t *testing.T) {
 	}
 	defer unix.Kill(pid, unix.SIGKILL)
 	// sh has exited (Run returned): the sleep is reparented by now.
-	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := identity.ReadStat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:]))
-	ppid, _ := strconv.Atoi(f[1])
+	ppid := st.PPID
 	if ppid == os.Getpid() {
 		t.Errorf("the grandchild %d was reparented to the test binary after the run ended", pid)
 	}

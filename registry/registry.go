@@ -111,3 +111,16 @@ type Record struct {
 // Live reports whether the record describes a session that may still have
 // processes (not stopped or failed).
 func (r *Record) Live() bool { return r.State != StateStopped && r.State != StateFailed }
+
+// SetContainment records where a run's receipt says its group is — the
+// mechanism, the leaf and its id, the v1 leaves of its limits — so that
+// reap can find it if its supervisor dies.
+func (r *Record) SetContainment(rc *receipt.Receipt) {
+	r.Mechanism = string(rc.Mechanism)
+	if rc.Cgroup != nil {
+		r.Cgroup, r.CgroupID = rc.Cgroup.Path, rc.Cgroup.ID
+	}
+	if rc.Limits != nil {
+		r.V1Cgroups = rc.Limits.V1Leaves
+	}
+}

@@ -168,23 +168,30 @@ func (c *Client) Exec(ctx context.Context, name string, o ExecOptions) (receipt.
 	}
 	sigs := o.Signals
 	if ctx.Done() != nil {
-		merged := make(chan os.Signal, 1)
-		stop := context.AfterFunc(ctx, func() { merged <- syscall.SIGKILL })
-		defer stop()
-		if o.Signals != nil {
-			done := make(chan struct{})
-			defer close(done)
-			go func() {
-				for {
+		// One forwarder: the caller's signals, then SIGKILL once ctx is
+		// done (a nil o.Signals never delivers).
+		merged, done := make(chan os.Signal, 1), make(chan struct{})
+		defer close(done)
+		go func() {
+			for {
+				select {
+				case s := <-o.Signals:
 					select {
-					case s := <-o.Signals:
-						merged <- s
+					case merged <- s:
 					case <-done:
 						return
 					}
+				case <-ctx.Done():
+					select {
+					case merged <- syscall.SIGKILL:
+					case <-done:
+					}
+					return
+				case <-done:
+					return
 				}
-			}()
-		}
+			}
+		}()
 		sigs = merged
 	}
 	return execIn(c.Registry, name, o.Argv, o.Env, o.Dir, stdio, sigs)

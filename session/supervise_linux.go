@@ -111,13 +111,8 @@ func supervise(stateDir, name string, ready *os.File) error {
 	hooks.Set(c, hooks.Hooks{
 		Prepared: func(r *receipt.Receipt) error {
 			return w.update(func(rec *registry.Record) {
-				rec.Supervisor, rec.Mechanism = self.Token.String(), string(r.Mechanism)
-				if r.Cgroup != nil {
-					rec.Cgroup, rec.CgroupID = r.Cgroup.Path, r.Cgroup.ID
-				}
-				if r.Limits != nil {
-					rec.V1Cgroups = r.Limits.V1Leaves
-				}
+				rec.Supervisor = self.Token.String()
+				rec.SetContainment(r)
 			})
 		},
 		BeforeStop: func(_ string, kill <-chan struct{}) {
