@@ -239,33 +239,48 @@ func TestStopAndSignal(t *testing.T) {
 // runs, naming its main process and cgroup, and none after a confirmed
 // stop.
 func TestRegistryRecord(t *testing.T) {
-	state := t.TempDir()
-	os.Chmod(state, 0o700)
-	reg, err := registry.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := Command("sh", "-c", `touch "$0/ready"; sleep 1000`, dir)
-	c.Registry = reg
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFile(t, filepath.Join(dir, "ready"))
-	recs, errs := reg.List()
-	if len(errs) != 0 || len(recs) != 1 {
-		c.Kill()
-		c.Wait()
-		t.Fatalf("records while running: %v, %v; want one", recs, errs)
-	}
-	r := c.Receipt()
-	if rec := recs[0]; rec.Kind != "run" || rec.State != registry.StateRunning || rec.RunID != r.RunID || rec.Main != r.Main.Token || rec.Mechanism != string(r.Mechanism) {
-		t.Errorf("record %+v; want a running run record of %s, main %s", rec, r.RunID, r.Main.Token)
-	}
-	c.Kill()
-	c.Wait()
-	if recs, _ := reg.List(); len(recs) != 0 {
-		t.Errorf("records after a confirmed stop: %v; want none", recs)
+	for _, mech := range mechanisms(t) {
+		t.Run(string(mech), func(t *testing.T) {
+			state := t.TempDir()
+			os.Chmod(state, 0o700)
+			reg, err := registry.Open(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			c := Command("sh", "-c", `touch "$0/ready"; sleep 1000`, dir)
+			c.Registry = reg
+			c.Mechanism = mech
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFile(t, filepath.Join(dir, "ready"))
+			recs, errs := reg.List()
+			if len(errs) != 0 || len(recs) != 1 {
+				c.Kill()
+				c.Wait()
+				t.Fatalf("records while running: %v, %v; want one", recs, errs)
+			}
+			r := c.Receipt()
+			rec := recs[0]
+			if rec.Kind != "run" || rec.State != registry.StateRunning || rec.RunID != r.RunID || rec.Mechanism != string(r.Mechanism) {
+				t.Errorf("record %+v; want a running run record of %s", rec, r.RunID)
+			}
+			// The record is written once, before the spawn (issue 13):
+			// with a leaf it names the leaf, which is what reap acts on;
+			// in the fallback the main process is recorded after it.
+			switch {
+			case mech == receipt.MechanismCgroup && (rec.Cgroup != r.Cgroup.Path || rec.CgroupID != r.Cgroup.ID || rec.Main != ""):
+				t.Errorf("record cgroup %q id %d main %q; want leaf %q id %d and no main", rec.Cgroup, rec.CgroupID, rec.Main, r.Cgroup.Path, r.Cgroup.ID)
+			case mech == receipt.MechanismFallback && (rec.Main != r.Main.Token || rec.Cgroup != ""):
+				t.Errorf("record main %q cgroup %q; want main %s and no leaf", rec.Main, rec.Cgroup, r.Main.Token)
+			}
+			c.Kill()
+			c.Wait()
+			if recs, _ := reg.List(); len(recs) != 0 {
+				t.Errorf("records after a confirmed stop: %v; want none", recs)
+			}
+		})
 	}
 }
 

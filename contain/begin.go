@@ -40,8 +40,8 @@ func (c *Cmd) begin() error {
 	return nil
 }
 
-// openRecord writes the run's first record when a Registry is set: before
-// the containment exists, so a crash at any later point leaves a record.
+// openRecord prepares the run's record when a Registry is set; it is
+// written by prepared, once the containment exists.
 func (c *Cmd) openRecord() error {
 	if c.Registry == nil {
 		return nil
@@ -55,10 +55,11 @@ func (c *Cmd) openRecord() error {
 }
 
 // prepared is called once the containment exists and before the command
-// is spawned: the record learns where the run will be, then the hook.
+// is spawned: the record is written with where the run will be, then the
+// hook runs.
 func (c *Cmd) prepared() error {
 	if err := c.track.prepared(&c.rec); err != nil {
-		return fmt.Errorf("contain: run record: %w", err)
+		return fmt.Errorf("%w: %w", ErrRecord, err)
 	}
 	if c.hooks.Prepared != nil {
 		return c.hooks.Prepared(&c.rec)

@@ -41,10 +41,12 @@
 //
 // # Crash recovery
 //
-// With Registry set, the run keeps a record there from before its
-// containment exists until its stop is confirmed. If this program dies
-// (SIGKILL included), reap.Run — `tether reap` — finds the record,
-// proves by identity what is still the run's, and stops it.
+// With Registry set, the run keeps a record there from just before the
+// command is spawned (its leaf named in it) until its stop is confirmed.
+// If this program dies (SIGKILL included), reap.Run — `tether reap` —
+// finds the record, proves by identity what is still the run's, and
+// stops it. A death between making the leaf and writing the record
+// leaves only an empty leaf, which reap reports as an orphan.
 //
 // # Effects on the calling process
 //
@@ -105,8 +107,9 @@ var (
 	// descendants of its main process), or its stop has begun.
 	ErrNoJoin = errors.New("contain: cannot join the group")
 	// ErrRecord is wrapped by Start when Registry is set and the run's
-	// first record could not be written. Nothing was created or started:
-	// the same command may be started again with another Cmd.
+	// record could not be written. Nothing was started, and the leaf made
+	// for it is removed again: the same command may be started again
+	// with another Cmd.
 	ErrRecord = errors.New("contain: run record not written")
 )
 
@@ -213,8 +216,8 @@ type Cmd struct {
 	// group's marker in its environment.
 	AdoptOrphans bool
 
-	// Registry, if set, keeps a record of the run from before its
-	// containment exists until its stop is confirmed, so that reap.Run
+	// Registry, if set, keeps a record of the run from before the
+	// command is spawned until its stop is confirmed, so that reap.Run
 	// (`tether reap`) can stop what the run left if this program dies.
 	// Start fails if the record cannot be written.
 	Registry *registry.Registry

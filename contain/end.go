@@ -31,7 +31,6 @@ func (c *Cmd) awaitEnd() Reason {
 	c.mu.Lock()
 	c.stopping = true
 	c.mu.Unlock()
-	c.track.stopping(reason)
 	if c.hooks.BeforeStop != nil {
 		c.hooks.BeforeStop(string(reason), c.skipCh)
 	}

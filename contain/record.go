@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/tether-run/tether/identity"
@@ -13,38 +14,67 @@ import (
 
 // tracker keeps a run's registry record (a nil *tracker does nothing), so
 // that a crash of this program at any point leaves something reap can act
-// on: written before the containment exists, completed before the command
-// is spawned, marked at each later step, and deleted once the stop is
-// confirmed.
+// on. The record is written once, when the containment exists and before
+// the command is spawned, and deleted once the stop is confirmed: the
+// states in between are ones only a live program can be in, and reap
+// decides a dead one's run from the leaf and the identities alone (issue
+// 13). A crash before the write leaves nothing, or an empty leaf no
+// record names, which reap's orphan sweep reports and removes.
 type tracker struct {
-	reg *registry.Registry
-	rec registry.Record
+	reg     *registry.Registry
+	rec     registry.Record
+	written bool
 }
 
-// newTracker writes the starting record of the run r describes.
+// newTracker prepares the record of the run r describes; nothing is
+// written yet.
 func newTracker(reg *registry.Registry, r *receipt.Receipt) (*tracker, error) {
-	self, err := identity.OpenPID(os.Getpid())
+	self, err := selfToken()
 	if err != nil {
 		return nil, err
 	}
-	self.Close()
 	var b [6]byte
 	rand.Read(b[:])
 	now := time.Now().UTC()
-	t := &tracker{reg: reg, rec: registry.Record{
-		Name: "run-" + hex.EncodeToString(b[:]), Kind: "run", State: registry.StateStarting, RunID: r.RunID,
+	return &tracker{reg: reg, rec: registry.Record{
+		Name: "run-" + hex.EncodeToString(b[:]), Kind: "run", State: registry.StateRunning, RunID: r.RunID,
 		Argv: r.Argv, Cwd: r.Cwd, CreatedAt: now, UpdatedAt: now, Owner: "none",
-		Supervisor: self.Token.String(), Until: string(ReasonMainExit),
-	}}
-	return t, reg.Write(&t.rec)
+		Supervisor: self, Until: string(ReasonMainExit),
+	}}, nil
+}
+
+var (
+	selfOnce sync.Once
+	selfTok  string
+	selfErr  error
+)
+
+// selfToken is this process's identity token. A process's token never
+// changes, so it is read once.
+func selfToken() (string, error) {
+	selfOnce.Do(func() {
+		h, err := identity.OpenPID(os.Getpid())
+		if err != nil {
+			selfErr = err
+			return
+		}
+		selfTok = h.Token.String()
+		h.Close()
+	})
+	return selfTok, selfErr
 }
 
 func (t *tracker) write() error {
 	t.rec.UpdatedAt = time.Now().UTC()
-	return t.reg.Write(&t.rec)
+	if err := t.reg.Write(&t.rec); err != nil {
+		return err
+	}
+	t.written = true
+	return nil
 }
 
-// prepared records the containment before the command is spawned.
+// prepared writes the record, with the containment, before the command is
+// spawned.
 func (t *tracker) prepared(r *receipt.Receipt) error {
 	if t == nil {
 		return nil
@@ -53,24 +83,14 @@ func (t *tracker) prepared(r *receipt.Receipt) error {
 	return t.write()
 }
 
-// started records the main process.
+// started records the main process where no leaf holds the run (the
+// fallback, Windows): reap can then stop the main process by its token.
+// With a leaf, the leaf is what reap acts on, and nothing is written.
 func (t *tracker) started(r *receipt.Receipt) {
-	if t == nil {
+	if t == nil || t.rec.Cgroup != "" || r.Main == nil {
 		return
 	}
-	t.rec.State = registry.StateRunning
-	if r.Main != nil {
-		t.rec.Main = r.Main.Token
-	}
-	t.write()
-}
-
-// stopping marks the stop protocol's start.
-func (t *tracker) stopping(reason Reason) {
-	if t == nil {
-		return
-	}
-	t.rec.State, t.rec.StopReason = registry.StateStopping, string(reason)
+	t.rec.Main = r.Main.Token
 	t.write()
 }
 
@@ -81,10 +101,15 @@ func (t *tracker) finish(r *receipt.Receipt, err error) {
 		return
 	}
 	if r.StopConfirmed {
-		t.reg.Delete(t.rec.Name)
+		if t.written {
+			t.reg.Delete(t.rec.Name)
+		}
 		return
 	}
 	t.rec.State = registry.StateStopping
+	if r.Stop.Reason != "" {
+		t.rec.StopReason = r.Stop.Reason
+	}
 	if err != nil {
 		t.rec.Error = err.Error()
 	}
