@@ -62,7 +62,7 @@ func (e *env) warnf(format string, a ...any) {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	survivePipes()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	root := newRoot(e)
+	root := newRoot(e, args)
 	root.SetArgs(args)
 	if cmd, _, ferr := root.Find(args); ferr == nil && (cmd.Name() == "run" || cmd.Name() == "start") {
 		if err := checkFDLimit(); err != nil {
@@ -95,10 +95,25 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Command returns tether's command tree, for what documents it (man
 // pages: internal/mangen). Running it is Main's job.
 func Command() *cobra.Command {
-	return newRoot(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	return newRoot(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, nil)
 }
 
-func newRoot(e *env) *cobra.Command {
+// subcommands are tether's commands by name, in the order help lists them.
+var subcommands = []struct {
+	name string
+	make func(*env) *cobra.Command
+}{
+	{"run", newRunCmd}, {"start", newStartCmd}, {"ls", newLsCmd}, {"status", newStatusCmd},
+	{"stop", newStopCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd}, {"reap", newReapCmd},
+	{"exec", newExecCmd}, {"env", newEnvCmd}, {"doctor", newDoctorCmd},
+}
+
+// newRoot builds the command tree for args. When args name a command
+// plainly (`tether run ...`), the tree holds only that one: building all
+// of them, their flags and help included, is a tenth of `tether run --
+// true` (issue 13). Anything else — no command, a flag first, help,
+// completion, an unknown name — gets the whole tree.
+func newRoot(e *env, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tether",
 		Short: "Run commands so that everything they start has an owner",
@@ -140,9 +155,18 @@ own failures and usage errors exit 125 as timeout(1)'s do.`,
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetIn(e.stdin)
-	root.AddCommand(newRunCmd(e), newStartCmd(e), newLsCmd(e), newStatusCmd(e), newStopCmd(e), newLogsCmd(e), newWaitCmd(e), newReapCmd(e))
-	root.AddCommand(newExecCmd(e), newEnvCmd(e))
-	root.AddCommand(newDoctorCmd(e))
+	if len(args) > 0 {
+		for _, sc := range subcommands {
+			if sc.name == args[0] {
+				root.AddCommand(sc.make(e))
+				gateCommands(root)
+				return root
+			}
+		}
+	}
+	for _, sc := range subcommands {
+		root.AddCommand(sc.make(e))
+	}
 	addCompletionCmd(root)
 	gateCommands(root)
 	root.InitDefaultHelpCmd()

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/tether-run/tether/limits"
 
 	"github.com/spf13/pflag"
 )
@@ -17,17 +18,13 @@ import (
 // durations has a meaning below zero.
 type durationValue time.Duration
 
-// bareSeconds is a plain decimal number: no sign, exponent, hex, Inf or
-// NaN, which strconv.ParseFloat would also take.
-var bareSeconds = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
-
 // errDuration is what a bad value is told; pflag names the flag and the
 // value around it.
 var errDuration = errors.New("want a duration (10s, 1m30s, 250ms) or a number of seconds (5, 0.5)")
 
 // parseDuration parses a duration flag's value.
 func parseDuration(s string) (time.Duration, error) {
-	if bareSeconds.MatchString(s) {
+	if limits.IsDecimal(s) {
 		sec, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return 0, errDuration

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -53,7 +52,7 @@ func (f *commandFlags) environ(base []string) ([]string, error) {
 		set = append(set, kvs...)
 	}
 	for _, kv := range f.env {
-		if !envKey.MatchString(kv) {
+		if !hasEnvKey(kv) {
 			return nil, fmt.Errorf("--env %q: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", kv)
 		}
 		set = append(set, kv)
@@ -61,9 +60,21 @@ func (f *commandFlags) environ(base []string) ([]string, error) {
 	return mergeEnv(base, set), nil
 }
 
-// envKey matches the start of KEY=VALUE: a portable variable name (POSIX
+// hasEnvKey reports whether kv starts KEY=VALUE: a portable variable name (POSIX
 // names of the environment) and the =.
-var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+func hasEnvKey(kv string) bool {
+	k, _, ok := strings.Cut(kv, "=")
+	if !ok || k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // readEnvFile reads KEY=VALUE lines; an error names the file and line.
 func readEnvFile(path string) ([]string, error) {
@@ -86,7 +97,7 @@ func parseEnvFile(r io.Reader, path string) ([]string, error) {
 			continue
 		}
 		line = strings.TrimPrefix(line, "export ")
-		if !envKey.MatchString(line) {
+		if !hasEnvKey(line) {
 			return nil, fmt.Errorf("--env-file %s:%d: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", path, n)
 		}
 		if strings.IndexByte(line, 0) >= 0 {

@@ -46,7 +46,7 @@ func FuzzEnvFile(f *testing.F) {
 			return
 		}
 		for _, kv := range kvs {
-			if !envKey.MatchString(kv) || strings.ContainsAny(kv, "\x00\n") {
+			if !envKeyRe.MatchString(kv) || strings.ContainsAny(kv, "\x00\n") {
 				t.Errorf("parseEnvFile gave %q: want KEY=VALUE, KEY portable, no NUL or newline", kv)
 			}
 		}

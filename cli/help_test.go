@@ -26,15 +26,15 @@ func commands(c *cobra.Command) []*cobra.Command {
 func TestHelpHasExample(t *testing.T) {
 	var out bytes.Buffer
 	e := &env{stdout: &out, stderr: &out, getenv: func(string) string { return "" }}
-	cmds := commands(newRoot(e))
+	cmds := commands(newRoot(e, nil))
 	if len(cmds) < 12 {
 		t.Fatalf("found %d commands, want every one (run, start, ..., completion bash/zsh/fish, help)", len(cmds))
 	}
-	for _, c := range append(cmds, newRoot(e)) {
+	for _, c := range append(cmds, newRoot(e, nil)) {
 		path := strings.Fields(c.CommandPath())[1:]
 		t.Run(strings.Join(append([]string{"tether"}, path...), " "), func(t *testing.T) {
 			out.Reset()
-			root := newRoot(e)
+			root := newRoot(e, nil)
 			root.SetArgs(append([]string{"help"}, path...))
 			if err := root.Execute(); err != nil {
 				t.Fatalf("tether help %s: %v", strings.Join(path, " "), err)

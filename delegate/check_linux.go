@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,18 +98,39 @@ func unitDir(dir string) string {
 	return ""
 }
 
-var userManagerRe = regexp.MustCompile(`/user@(\d+)\.service(/|$)`)
-
 // managerOf says which manager owns the unit at dir: the user manager of
 // a uid for units below user@UID.service, else the system manager. The
 // user@UID.service unit itself belongs to the system manager.
 func managerOf(dir string) (Manager, int) {
-	m := userManagerRe.FindStringSubmatchIndex(dir)
-	if m == nil || m[1] == len(dir) {
-		return ManagerSystem, 0
+	const unit, suffix = "/user@", ".service"
+	for i := strings.Index(dir, unit); i >= 0; i = next(dir, unit, i) {
+		start := i + len(unit)
+		end := start
+		for end < len(dir) && dir[end] >= '0' && dir[end] <= '9' {
+			end++
+		}
+		if end == start || !strings.HasPrefix(dir[end:], suffix) {
+			continue
+		}
+		after := end + len(suffix)
+		switch {
+		case after == len(dir), after == len(dir)-1 && dir[after] == '/':
+			return ManagerSystem, 0 // the user@UID.service unit itself
+		case dir[after] == '/':
+			uid, _ := strconv.Atoi(dir[start:end])
+			return ManagerUser, uid
+		}
 	}
-	uid, _ := strconv.Atoi(dir[m[2]:m[3]])
-	return ManagerUser, uid
+	return ManagerSystem, 0
+}
+
+// next is the index of the next sub in s after the one at i, or -1.
+func next(s, sub string, i int) int {
+	j := strings.Index(s[i+1:], sub)
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
 }
 
 func getxattr(path, name string) (string, error) {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -105,17 +104,33 @@ func FormatSize(n int64) string {
 // enough that its quota (CPUs × CPUPeriod µs) is a plain int64.
 const MaxCPUs = 1 << 20
 
-// decimal is a plain decimal number: strconv.ParseFloat would also take
-// exponents, hex, underscores, Inf and NaN, which a count never needs
-// (and 1e300 CPUs made a quota that wrapped negative: issue 15).
-var decimal = regexp.MustCompile(`^([0-9]+\.?[0-9]*|\.[0-9]+)$`)
+// IsDecimal reports whether s is a plain decimal number: digits with at
+// most one dot (5, 0.5, .5, 5.). strconv.ParseFloat would also take
+// signs, exponents, hex, underscores, Inf and NaN, which a count or a
+// number of seconds never needs (and 1e300 CPUs made a quota that wrapped
+// negative: issue 15). A loop, not a regexp: compiling one at init cost
+// every tether start tens of microseconds (issue 13).
+func IsDecimal(s string) bool {
+	digits, dot := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
 
 // ParseCPUs parses a CPU count such as "2" or "0.5": a positive decimal
 // number up to MaxCPUs.
 func ParseCPUs(s string) (float64, error) {
 	in := strings.TrimSpace(s)
 	f, err := strconv.ParseFloat(in, 64)
-	if !decimal.MatchString(in) || err != nil || f <= 0 || f > MaxCPUs {
+	if !IsDecimal(in) || err != nil || f <= 0 || f > MaxCPUs {
 		return 0, fmt.Errorf("%w: CPU count %q: want a positive number up to %d such as 2 or 0.5", ErrSyntax, s, MaxCPUs)
 	}
 	return f, nil

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -243,14 +242,30 @@ func seeLog(path string) string {
 	return " (see " + path + ")"
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// safeName replaces each run of bytes outside [A-Za-z0-9._-] in s by one
+// '_'.
+func safeName(s string) string {
+	var b strings.Builder
+	run := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+			b.WriteByte(c)
+			run = false
+		} else if !run {
+			b.WriteByte('_')
+			run = true
+		}
+	}
+	return b.String()
+}
 
 // generateName makes <command>-<8 hex> from the command's base name,
 // within the name policy (registry.CheckName): characters outside it
 // become '_', and what precedes the first letter or digit is dropped (a
 // command ./-x or .hidden must not make a flag or a dot-name).
 func generateName(cmd string) string {
-	prefix := unsafeName.ReplaceAllString(filepath.Base(cmd), "_")
+	prefix := safeName(filepath.Base(cmd))
 	prefix = strings.TrimLeftFunc(prefix, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	})
