@@ -135,7 +135,11 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		rec.ExpiresAt = now.Add(o.TTL)
 	}
 	b, _ := json.MarshalIndent(spec, "", "  ")
-	if err := atomicfile.WriteFile(filepath.Join(rt, "spec.json"), b, 0o600); err != nil {
+	// Atomic, not synced: the spec is read by the supervisor within
+	// milliseconds and means nothing after a reboot (the runtime dir is
+	// this boot's); an fsync and a directory sync cost a millisecond of
+	// every start on a disk (issue 13).
+	if err := atomicfile.Replace(filepath.Join(rt, "spec.json"), b, 0o600); err != nil {
 		reg.Release(o.Name)
 		return nil, err
 	}

@@ -154,7 +154,10 @@ func (s *stopping) send(req stopRequest) error {
 	// must not make the session unstoppable: the signal alone is a plain
 	// request, and SIGINT (a different signal: two SIGTERMs may merge)
 	// asks for no grace.
-	werr := atomicfile.WriteFile(filepath.Join(rt, name), b, 0o600)
+	// Atomic, not synced: the supervisor reads it at once, and after a
+	// reboot there is nothing to stop (issue 13: the syncs were a
+	// millisecond of every stop on a disk).
+	werr := atomicfile.Replace(filepath.Join(rt, name), b, 0o600)
 	if err := s.sup.Signal(unix.SIGTERM); err != nil && !errors.Is(err, identity.ErrGone) {
 		return err
 	}
