@@ -9,6 +9,19 @@ import (
 	"time"
 )
 
+// sessionBench is what the session benchmarks share: it skips without
+// tmux, builds tether, and gives it a private state dir; it returns the
+// binary, that dir, and the environment naming it.
+func sessionBench(b *testing.B) (bin, xdg string, env []string) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		b.Skipf("tmux not installed: %v", err)
+	}
+	bin = build(b, "../cmd/tether")
+	xdg = b.TempDir()
+	os.Chmod(xdg, 0o700)
+	return bin, xdg, append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
+}
+
 // BenchmarkSessionReachable measures a daemon's start-to-reachable time:
 // from the start command until a client gets an answer from it. The
 // daemon is a tmux server. Beside it, the same server started by tmux
@@ -18,13 +31,7 @@ import (
 //
 //	go test ./bench/ -run '^$' -bench SessionReachable -benchtime 30x
 func BenchmarkSessionReachable(b *testing.B) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		b.Skipf("tmux not installed: %v", err)
-	}
-	bin := build(b, "../cmd/tether")
-	xdg := b.TempDir()
-	os.Chmod(xdg, 0o700)
-	env := append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
+	bin, xdg, env := sessionBench(b)
 	run := func(argv ...string) error {
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Env = env

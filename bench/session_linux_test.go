@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -19,13 +18,7 @@ import (
 //
 //	go test ./bench/ -run '^$' -bench SessionStartStop -benchtime 30x
 func BenchmarkSessionStartStop(b *testing.B) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		b.Skipf("tmux not installed: %v", err)
-	}
-	bin := build(b, "../cmd/tether")
-	xdg := b.TempDir()
-	os.Chmod(xdg, 0o700)
-	env := append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
+	bin, xdg, env := sessionBench(b)
 	timed := func(argv ...string) time.Duration {
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Env = env
