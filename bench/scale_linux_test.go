@@ -351,3 +351,66 @@ func timeLs(b *testing.B, f *fleet, n int, args ...string) time.Duration {
 	checkStatuses(b, "tether ls --json", doc.Sessions, n)
 	return d
 }
+
+// BenchmarkTermFanout1000 measures the first step of a stop of 1,000
+// processes (the tree of BenchmarkStop1000): from the stop request to
+// the stop signal sent to every member found, each proven through a
+// pidfd first. cgroup reads the members from cgroup.procs; the fallback
+// walks /proc. The target is ≤ 20 ms for the fallback.
+//
+//	go test ./bench/ -run '^$' -bench TermFanout1000 -benchtime 10x
+func BenchmarkTermFanout1000(b *testing.B) {
+	mechs := []receipt.Mechanism{receipt.MechanismCgroup, receipt.MechanismFallback}
+	if p, err := cgroup.DefaultParent(); err != nil || cgroup.CheckParent(p) != nil {
+		b.Logf("cgroup mechanism not measured: no writable cgroup v2 parent: %v", err)
+		mechs = mechs[1:]
+	}
+	got := map[receipt.Mechanism][]time.Duration{}
+	for i := range b.N {
+		for j := range mechs {
+			m := mechs[(i+j)%len(mechs)]
+			got[m] = append(got[m], termFanoutOf(b, m, 1000))
+		}
+	}
+	for _, m := range mechs {
+		reportSpread(b, string(m)+"-term", got[m])
+	}
+}
+
+// termFanoutOf starts a tree of n processes with mech and stops it with
+// a short grace; it returns the time from the stop request to the end of
+// the term step.
+func termFanoutOf(b *testing.B, mech receipt.Mechanism, n int) time.Duration {
+	b.Helper()
+	dir := b.TempDir()
+	c := contain.Command("sh", "-c", treeScript(n))
+	c.Env = append(os.Environ(), "D="+dir)
+	c.Mechanism = mech
+	c.Grace = time.Millisecond
+	c.AdoptOrphans = true
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(settleTree)
+	t0 := time.Now()
+	c.BeginStop(contain.ReasonRequest)
+	c.Wait()
+	r := c.Receipt()
+	want := 3*((n-1)/3) + 1
+	if !r.StopConfirmed || r.Evidence.Signalled < want {
+		b.Fatalf("%s: stop_confirmed %t, signalled %d (want ≥%d); steps %+v", mech, r.StopConfirmed, r.Evidence.Signalled, want, r.Stop.Steps)
+	}
+	for _, s := range r.Stop.Steps {
+		if s.Name == "term" {
+			return s.At.Sub(t0)
+		}
+	}
+	b.Fatalf("%s: no term step in %+v", mech, r.Stop.Steps)
+	return 0
+}
