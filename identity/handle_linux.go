@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -310,8 +311,7 @@ const pidfsMagic = 0x50494446
 // a boot, never reused. It is 0 on kernels whose pidfds are anonymous
 // inodes (all sharing one inode number).
 func pidfsIno(fd int) uint64 {
-	var fs unix.Statfs_t
-	if unix.Fstatfs(fd, &fs) != nil || fs.Type != pidfsMagic {
+	if !pidfdsArePidfs(fd) {
 		return 0
 	}
 	var st unix.Stat_t
@@ -319,4 +319,31 @@ func pidfsIno(fd int) uint64 {
 		return 0
 	}
 	return st.Ino
+}
+
+// pidfsKnown holds what the first pidfd said of the kernel: 1 its pidfds
+// are pidfs files, 2 they are not. Every pidfd of a kernel is the same
+// kind, so one fstatfs answers for all: a stop of 1,000 members made
+// 1,000 of them (issue 13).
+var pidfsKnown atomic.Int32
+
+// pidfdsArePidfs reports whether the kernel's pidfds, fd among them, are
+// files of pidfs (Linux 6.9+).
+func pidfdsArePidfs(fd int) bool {
+	switch pidfsKnown.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(fd, &fs) != nil {
+		return false // not learned: asked again with the next pidfd
+	}
+	if fs.Type != pidfsMagic {
+		pidfsKnown.Store(2)
+		return false
+	}
+	pidfsKnown.Store(1)
+	return true
 }

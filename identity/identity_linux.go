@@ -62,7 +62,7 @@ func btime() (time.Time, error) {
 
 // ReadStat reads /proc/PID/stat. A missing process is ErrGone.
 func ReadStat(pid int) (Stat, error) {
-	b, err := procfs.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := procfs.ReadRecord("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			return Stat{}, fmt.Errorf("%w: pid %d", ErrGone, pid)
