@@ -75,6 +75,9 @@ limit cpus "a busy loop is throttled, receipt shows throttling" \
 # apply the limit, the caller's cgroup must stay as it was, and a plain run
 # must still work after.
 for l in "--pids 20" "--cpus 0.5" "--memory 64M"; do
+  # A fresh receipt each time: --receipt refuses an existing file (exit
+  # 125, nothing run), which had made every limit after the first a no-op.
+  rm -f "$W/one.json"
   timeout 120 tether run $l --receipt "$W/one.json" -- true >/dev/null 2>&1
   echo "  [$C] run $l -- true: rc=$? $(summary "$W/one.json")"
   timeout 120 tether run -- true >"$W/plain.out" 2>&1; rc=$?
