@@ -13,12 +13,28 @@ func ReadFile(path string) ([]byte, error) {
 
 // ReadFileAt reads the whole file name relative to the directory fd dirfd.
 func ReadFileAt(dirfd int, name string) ([]byte, error) {
+	return read(dirfd, name, 512, false)
+}
+
+// ReadRecord reads a file that the kernel renders whole in one read, as
+// one record: /proc/PID/stat (a single seq_file show). A first read
+// shorter than the buffer is then all of it, and the read that would
+// return 0 is saved: one system call of four per process in a walk of
+// /proc (issue 13). A read that fills the buffer goes on to the end as
+// ReadFile does.
+func ReadRecord(path string) ([]byte, error) {
+	return read(unix.AT_FDCWD, path, 1024, true)
+}
+
+// read reads name to its end, starting with a buffer of size bytes; with
+// record, a first read that leaves the buffer unfilled is the end.
+func read(dirfd int, name string, size int, record bool) ([]byte, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 0, 512)
+	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -30,39 +46,9 @@ func ReadFileAt(dirfd int, name string) ([]byte, error) {
 		if err != nil {
 			return nil, &os.PathError{Op: "read", Path: name, Err: err}
 		}
-		if n == 0 {
-			return buf, nil
-		}
+		first := len(buf) == 0
 		buf = buf[:len(buf)+n]
-	}
-}
-
-// ReadRecord reads a file that the kernel renders whole in one read, as
-// one record: /proc/PID/stat (a single seq_file show). A read shorter
-// than the buffer is then all of it, and the read that would return 0 is
-// saved: one system call of four per process in a walk of /proc (issue
-// 13). A read that fills the buffer goes on to the end as ReadFile does.
-func ReadRecord(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, 0, 1024)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		want := cap(buf) - len(buf)
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		buf = buf[:len(buf)+n]
-		if n == 0 || n < want && len(buf) == n {
+		if n == 0 || record && first && n < cap(buf) {
 			return buf, nil
 		}
 	}
