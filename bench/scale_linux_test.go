@@ -66,17 +66,15 @@ wait`, rounds, rounds/2)
 // as stopped trees usually have.
 const settleTree = 25 * time.Millisecond
 
-// stopTreeOf starts a tree of n processes with mech, stops it with no
-// grace, and returns the time from the start of the kill phase to
-// confirmed empty and reaped, and the part of it spent before the group
-// was seen empty.
-func stopTreeOf(b *testing.B, mech receipt.Mechanism, n int) (total, empty time.Duration) {
+// startTree starts a tree of n processes (treeScript) with mech and
+// grace, and returns once every member exists and the tree has settled.
+func startTree(b *testing.B, mech receipt.Mechanism, n int, grace time.Duration) *contain.Cmd {
 	b.Helper()
 	dir := b.TempDir()
 	c := contain.Command("sh", "-c", treeScript(n))
 	c.Env = append(os.Environ(), "D="+dir)
 	c.Mechanism = mech
-	c.Grace = -1
+	c.Grace = grace
 	c.AdoptOrphans = true
 	if err := c.Start(); err != nil {
 		b.Fatal(err)
@@ -88,6 +86,16 @@ func stopTreeOf(b *testing.B, mech receipt.Mechanism, n int) (total, empty time.
 		time.Sleep(2 * time.Millisecond)
 	}
 	time.Sleep(settleTree)
+	return c
+}
+
+// stopTreeOf starts a tree of n processes with mech, stops it with no
+// grace, and returns the time from the start of the kill phase to
+// confirmed empty and reaped, and the part of it spent before the group
+// was seen empty.
+func stopTreeOf(b *testing.B, mech receipt.Mechanism, n int) (total, empty time.Duration) {
+	b.Helper()
+	c := startTree(b, mech, n, -1)
 	c.BeginStop(contain.ReasonRequest)
 	c.Wait()
 	r := c.Receipt()
@@ -382,22 +390,7 @@ func BenchmarkTermFanout1000(b *testing.B) {
 // the term step.
 func termFanoutOf(b *testing.B, mech receipt.Mechanism, n int) time.Duration {
 	b.Helper()
-	dir := b.TempDir()
-	c := contain.Command("sh", "-c", treeScript(n))
-	c.Env = append(os.Environ(), "D="+dir)
-	c.Mechanism = mech
-	c.Grace = time.Millisecond
-	c.AdoptOrphans = true
-	if err := c.Start(); err != nil {
-		b.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
-			break
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	time.Sleep(settleTree)
+	c := startTree(b, mech, n, time.Millisecond)
 	t0 := time.Now()
 	c.BeginStop(contain.ReasonRequest)
 	c.Wait()
