@@ -43,26 +43,16 @@ func newTracker(reg *registry.Registry, r *receipt.Receipt) (*tracker, error) {
 	}}, nil
 }
 
-var (
-	selfOnce sync.Once
-	selfTok  string
-	selfErr  error
-)
-
 // selfToken is this process's identity token. A process's token never
 // changes, so it is read once.
-func selfToken() (string, error) {
-	selfOnce.Do(func() {
-		h, err := identity.OpenPID(os.Getpid())
-		if err != nil {
-			selfErr = err
-			return
-		}
-		selfTok = h.Token.String()
-		h.Close()
-	})
-	return selfTok, selfErr
-}
+var selfToken = sync.OnceValues(func() (string, error) {
+	h, err := identity.OpenPID(os.Getpid())
+	if err != nil {
+		return "", err
+	}
+	defer h.Close()
+	return h.Token.String(), nil
+})
 
 func (t *tracker) write() error {
 	t.rec.UpdatedAt = time.Now().UTC()
