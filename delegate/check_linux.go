@@ -103,7 +103,12 @@ func unitDir(dir string) string {
 // user@UID.service unit itself belongs to the system manager.
 func managerOf(dir string) (Manager, int) {
 	const unit, suffix = "/user@", ".service"
-	for i := strings.Index(dir, unit); i >= 0; i = next(dir, unit, i) {
+	for i := 0; ; i++ {
+		j := strings.Index(dir[i:], unit)
+		if j < 0 {
+			return ManagerSystem, 0
+		}
+		i += j
 		start := i + len(unit)
 		end := start
 		for end < len(dir) && dir[end] >= '0' && dir[end] <= '9' {
@@ -112,8 +117,7 @@ func managerOf(dir string) (Manager, int) {
 		if end == start || !strings.HasPrefix(dir[end:], suffix) {
 			continue
 		}
-		after := end + len(suffix)
-		switch {
+		switch after := end + len(suffix); {
 		case after == len(dir), after == len(dir)-1 && dir[after] == '/':
 			return ManagerSystem, 0 // the user@UID.service unit itself
 		case dir[after] == '/':
@@ -121,16 +125,6 @@ func managerOf(dir string) (Manager, int) {
 			return ManagerUser, uid
 		}
 	}
-	return ManagerSystem, 0
-}
-
-// next is the index of the next sub in s after the one at i, or -1.
-func next(s, sub string, i int) int {
-	j := strings.Index(s[i+1:], sub)
-	if j < 0 {
-		return -1
-	}
-	return i + 1 + j
 }
 
 func getxattr(path, name string) (string, error) {
