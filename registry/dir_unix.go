@@ -87,7 +87,8 @@ func checkBase(v, d string) error {
 // first use, and that first use was 0.2 ms of every tether run's critical
 // path, between creating the leaf and spawning the command (issue 13).
 // Whoever opens a registry writes or reads a record soon after; by then
-// the cache is warm, or the writer waits for the same cached result.
+// the cache is warm, or the two build it side by side (encoding/json
+// keeps one; the result is the same).
 var warmOnce sync.Once
 
 func Open(dir string) (*Registry, error) {
