@@ -23,12 +23,7 @@ var matcherInputs = []string{
 // regexps they replaced.
 func TestMatchersAsRegexps(t *testing.T) {
 	for _, in := range matcherInputs {
-		if got, want := hasEnvKey(in), envKeyRe.MatchString(in); got != want {
-			t.Errorf("hasEnvKey(%q) = %t, want %t", in, got, want)
-		}
-		if got, want := limits.IsDecimal(in), bareSecondsRe.MatchString(in); got != want {
-			t.Errorf("limits.IsDecimal(%q) = %t, want %t", in, got, want)
-		}
+		checkMatchers(t, in)
 	}
 }
 
@@ -37,12 +32,14 @@ func FuzzMatchersAsRegexps(f *testing.F) {
 	for _, in := range matcherInputs {
 		f.Add(in)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		if got, want := hasEnvKey(in), envKeyRe.MatchString(in); got != want {
-			t.Errorf("hasEnvKey(%q) = %t, want %t", in, got, want)
-		}
-		if got, want := limits.IsDecimal(in), bareSecondsRe.MatchString(in); got != want {
-			t.Errorf("limits.IsDecimal(%q) = %t, want %t", in, got, want)
-		}
-	})
+	f.Fuzz(checkMatchers)
+}
+
+func checkMatchers(t *testing.T, in string) {
+	if got, want := hasEnvKey(in), envKeyRe.MatchString(in); got != want {
+		t.Errorf("hasEnvKey(%q) = %t, want %t", in, got, want)
+	}
+	if got, want := limits.IsDecimal(in), bareSecondsRe.MatchString(in); got != want {
+		t.Errorf("limits.IsDecimal(%q) = %t, want %t", in, got, want)
+	}
 }

@@ -30,11 +30,7 @@ var managerInputs = []string{
 // TestManagerOfAsRegexp: managerOf agrees with the regexp it replaced.
 func TestManagerOfAsRegexp(t *testing.T) {
 	for _, in := range managerInputs {
-		m, uid := managerOf(in)
-		wm, wuid := managerOfRe(in)
-		if m != wm || uid != wuid {
-			t.Errorf("managerOf(%q) = %v, %d, want %v, %d", in, m, uid, wm, wuid)
-		}
+		checkManagerOf(t, in)
 	}
 }
 
@@ -43,11 +39,13 @@ func FuzzManagerOf(f *testing.F) {
 	for _, in := range managerInputs {
 		f.Add(in)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		m, uid := managerOf(in)
-		wm, wuid := managerOfRe(in)
-		if m != wm || uid != wuid {
-			t.Errorf("managerOf(%q) = %v, %d, want %v, %d", in, m, uid, wm, wuid)
-		}
-	})
+	f.Fuzz(checkManagerOf)
+}
+
+func checkManagerOf(t *testing.T, in string) {
+	m, uid := managerOf(in)
+	wm, wuid := managerOfRe(in)
+	if m != wm || uid != wuid {
+		t.Errorf("managerOf(%q) = %v, %d, want %v, %d", in, m, uid, wm, wuid)
+	}
 }
