@@ -21,7 +21,7 @@ func FuzzIdentity(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if st, err := ParseStat(b); err == nil && st.PID < 0 {
+		if st, err := ParseStat(b); err == nil && st.PID < 1 {
 			t.Errorf("ParseStat(%q) = pid %d", b, st.PID)
 		}
 		tok, err := Parse(string(b))

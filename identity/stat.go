@@ -20,6 +20,7 @@ type Stat struct {
 // ParseStat parses the contents of /proc/PID/stat. The command name is
 // enclosed in parentheses and may itself contain spaces and ')', so fields
 // are counted from the last ')'.
+// A pid below 1 is malformed: no process has one.
 func ParseStat(b []byte) (Stat, error) {
 	s := string(b)
 	open := strings.IndexByte(s, '(')
@@ -28,7 +29,7 @@ func ParseStat(b []byte) (Stat, error) {
 		return Stat{}, fmt.Errorf("identity: malformed stat %q", truncate(s))
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-	if err != nil {
+	if err != nil || pid < 1 {
 		return Stat{}, fmt.Errorf("identity: malformed pid in stat %q", truncate(s))
 	}
 	// Fields after the comm start at field 3 (state).
