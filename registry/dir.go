@@ -1,0 +1,264 @@
+//go:build unix || windows
+
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/internal/par"
+)
+
+// Open opens (creating if needed) the registry at dir, checking that it
+// and its subdirectories are safe.
+// warmOnce starts, once per process, encoding/json's first look at
+// Record on another goroutine: its encoder is built by reflection on
+// first use, and that first use was 0.2 ms of every tether run's critical
+// path, between creating the leaf and spawning the command (issue 13).
+// Whoever opens a registry writes or reads a record soon after; by then
+// the cache is warm, or the two build it side by side (encoding/json
+// keeps one; the result is the same).
+var warmOnce sync.Once
+
+func Open(dir string) (*Registry, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
+	}
+	r, err := newRegistry(dir)
+	if err != nil {
+		return nil, err
+	}
+	warmOnce.Do(func() { go json.Marshal(&Record{}) })
+	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "ended"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
+		if err := r.ensureDir(d); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// ensureDir creates d (0700) if missing, then checks it.
+func (r *Registry) ensureDir(d string) error {
+	err := r.checkDir(d)
+	if !errors.Is(err, os.ErrNotExist) {
+		return err // checked, or unsafe
+	}
+	if err := r.mkdirPrivate(d); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("registry: create %s: %w", d, err)
+	}
+	return r.checkDir(d)
+}
+
+// recordPath is where the record of name is kept: records/ while the
+// session or run may have processes, ended/ once it has ended, so that
+// whatever scans live records (reap, ls) does not pay for history.
+func (r *Registry) recordPath(name string) string {
+	return filepath.Join(r.Dir, "records", name+".json")
+}
+
+func (r *Registry) endedPath(name string) string {
+	return filepath.Join(r.Dir, "ended", name+".json")
+}
+
+// LogPath returns where a session's output is kept (LogFiles lists it
+// with its rotated generations). Logs outlive the runtime dir.
+func (r *Registry) LogPath(name string) string { return filepath.Join(r.Dir, "logs", name+".log") }
+
+// ReceiptPath returns where a session's stop receipt is kept.
+func (r *Registry) ReceiptPath(name string) string {
+	return filepath.Join(r.Dir, "receipts", name+".json")
+}
+
+// WriteReceipt stores the stop receipt of name and returns its path. The
+// write is atomic (readers see the old receipt or the new one, never a
+// torn one, and a failed write leaves the old one), and a file planted in
+// its place is replaced, never written through. Not synced, as records.
+func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	p := r.ReceiptPath(name)
+	return p, atomicfile.Replace(p, b, 0o600)
+}
+
+// CheckDir applies the registry's safety rules to a directory inside it.
+func (r *Registry) CheckDir(d string) error { return r.checkDir(d) }
+
+// RuntimeDir returns the runtime directory of a session.
+func (r *Registry) RuntimeDir(name string) string { return filepath.Join(r.Dir, "s", name) }
+
+// Claim reserves name by creating its runtime directory exclusively, with
+// tmp/ and sock/ inside, and returns the directory.
+func (r *Registry) Claim(name string) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	d := r.RuntimeDir(name)
+	if err := r.mkdirPrivate(d); err != nil {
+		if cerr := r.checkDir(d); errors.Is(err, os.ErrExist) && cerr != nil {
+			return "", cerr // a symlink or another user's directory in its place
+		}
+		if errors.Is(err, os.ErrExist) {
+			return "", Errorf(name, ErrExists, "name in use (runtime dir %s exists): stop it first, or choose another name", d)
+		}
+		return "", fmt.Errorf("registry: claim %q: %w", name, err)
+	}
+	for _, sub := range []string{"tmp", "sock"} {
+		if err := r.mkdirPrivate(filepath.Join(d, sub)); err != nil {
+			RemoveAll(d)
+			return "", fmt.Errorf("registry: claim %q: %w", name, err)
+		}
+	}
+	return d, nil
+}
+
+// Release removes a session's runtime directory (after a confirmed stop).
+func (r *Registry) Release(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	d := r.RuntimeDir(name)
+	if err := r.checkDir(d); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return RemoveAll(d)
+}
+
+// Write stores rec atomically.
+func (r *Registry) Write(rec *Record) error {
+	if err := CheckName(rec.Name); err != nil {
+		return err
+	}
+	rec.SchemaVersion = SchemaVersion
+	if rec.Argv == nil {
+		rec.Argv = []string{}
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	// Atomic, not synced: a record describes processes of this boot, and a
+	// machine crash ends them all and changes the boot id (reap then
+	// cleans the record), so durability would buy nothing and cost an
+	// fsync on every step of every run.
+	dst, other := r.recordPath(rec.Name), r.endedPath(rec.Name)
+	if !rec.Live() {
+		dst, other = other, dst
+	}
+	if err := atomicfile.Replace(dst, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Remove(other); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Delete removes the record of name (a run whose stop was confirmed).
+func (r *Registry) Delete(name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	for _, p := range []string{r.recordPath(name), r.endedPath(name)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxRecord bounds a record file; a larger one is corrupt.
+const maxRecord = 1 << 20
+
+// Read loads the record of name, refusing files that are not ours.
+func (r *Registry) Read(name string) (*Record, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	rec, err := r.readAt(r.recordPath(name), name)
+	if errors.Is(err, ErrNotFound) {
+		rec, err = r.readAt(r.endedPath(name), name)
+	}
+	return rec, err
+}
+
+// readAt reads the record of name at path p.
+func (r *Registry) readAt(p, name string) (*Record, error) {
+	b, err := r.ReadFile(p, maxRecord)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, Errorf(name, ErrNotFound, "not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, p, err)
+	}
+	if rec.SchemaVersion != SchemaVersion || rec.Name != name {
+		return nil, fmt.Errorf("%w: %s: schema %d, name %q", ErrCorrupt, p, rec.SchemaVersion, rec.Name)
+	}
+	return &rec, nil
+}
+
+// List reads every record, live and ended, sorted by name. Records that
+// cannot be read are returned as errors beside the good ones.
+func (r *Registry) List() ([]*Record, []error) {
+	live, errs := r.list("records")
+	ended, errs2 := r.list("ended")
+	recs := append(live, ended...)
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	return recs, append(errs, errs2...)
+}
+
+// ListLive reads the records of sessions and runs that may still have
+// processes.
+func (r *Registry) ListLive() ([]*Record, []error) { return r.list("records") }
+
+// Names lists the record names in the live ("records") or ended ("ended")
+// directory, without reading them. Dot-files (temp files) are skipped.
+func (r *Registry) Names(dir string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(r.Dir, dir))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+func (r *Registry) list(dir string) ([]*Record, []error) {
+	names, err := r.Names(dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	// Records are independent files: read them in parallel.
+	got := make([]*Record, len(names))
+	errAt := make([]error, len(names))
+	par.For(len(names), func(i int) { got[i], errAt[i] = r.Read(names[i]) })
+	var recs []*Record
+	var errs []error
+	for i := range names {
+		if errAt[i] != nil {
+			errs = append(errs, errAt[i])
+		} else {
+			recs = append(recs, got[i])
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	return recs, errs
+}
