@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
@@ -111,6 +112,17 @@ func checkReceipt(t *testing.T, r *receipt.Receipt, minProcs uint32) {
 	}
 	if r.Evidence.MembersSeen < int(minProcs) || r.Evidence.ConfirmedGone != r.Evidence.MembersSeen {
 		t.Errorf("members seen %d, confirmed gone %d; want >= %d, all", r.Evidence.MembersSeen, r.Evidence.ConfirmedGone, minProcs)
+	}
+	// The main's token is identity's, of this boot, as the receipt's host.
+	boot, _ := identity.BootID()
+	if r.Host.BootID == "" || r.Host.BootID != boot {
+		t.Errorf("host boot id %q, want %q", r.Host.BootID, boot)
+	}
+	if r.Main == nil {
+		t.Fatal("no main process in the receipt")
+	}
+	if tok, err := identity.Parse(r.Main.Token); err != nil || tok.OS != "windows" || tok.BootID != boot || tok.PID != r.Main.PID {
+		t.Errorf("main token %q: %+v, %v", r.Main.Token, tok, err)
 	}
 }
 

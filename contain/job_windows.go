@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 	"unsafe"
 
+	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
 )
@@ -201,15 +201,15 @@ func (j *job) adopt(pid uint32, h windows.Handle) *member {
 		return old
 	}
 	m := &member{pid: pid, h: h}
-	// The token is pid + creation time (100 ns units since 1601, as
-	// GetProcessTimes gives it): the pair names one process for good.
+	// The token is identity's: boot + pid + creation time (100 ns units
+	// since 1601, as GetProcessTimes gives it), which names one process
+	// for good. A member whose times cannot be read gets no token.
 	var created, exited, kernel, user windows.Filetime
-	ct := "?"
 	if windows.GetProcessTimes(h, &created, &exited, &kernel, &user) == nil {
 		m.started = time.Unix(0, created.Nanoseconds()).UTC()
-		ct = strconv.FormatUint(uint64(created.HighDateTime)<<32|uint64(created.LowDateTime), 10)
+		boot, _ := identity.BootID()
+		m.token = identity.Token{OS: "windows", BootID: boot, PID: int(pid), StartTime: uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime)}.String()
 	}
-	m.token = "windows:" + strconv.FormatUint(uint64(pid), 10) + ":" + ct
 	for p, o := range j.members {
 		if exitedHandle(o.h) {
 			windows.CloseHandle(o.h)

@@ -134,7 +134,7 @@ func jobCaveats() []string {
 	cv := []string{
 		"the polite stop is CTRL_BREAK_EVENT to the command's process group: it reaches only console processes of that group on tether's console; others (GUI programs, processes with a group or console of their own) get no polite request and are ended by TerminateJobObject after the grace",
 		"work the command hands to a process outside the job (a service, a COM or WMI server, the Task Scheduler) is not in the job and is not stopped",
-		"member identity is pid + creation time through a held process handle; the receipt's boot_id is empty on Windows",
+		"member identity is boot id + pid + creation time through a held process handle; the boot id is Windows' boot counter (PrefetchParameters\\BootId), or the boot time where there is none (Wine: the wineserver's start)",
 	}
 	if v := wineVersion(); v != "" {
 		cv = append(cv, "under Wine "+v+", not Windows: Wine implements job membership, breakaway denial, KILL_ON_JOB_CLOSE and TerminateJobObject, but not job limits; timings and exit codes are Wine's")

@@ -31,56 +31,27 @@ type Handle struct {
 
 func newHandle(t Token, fd int) *Handle { return &Handle{Token: t, fd: fd, wake: wakeFD{fd: -1}} }
 
-// Open opens a pidfd for t.PID and proves it is the process t names: the
-// boot id must be this boot's, and the start time read after the pidfd was
-// opened must equal the token's while the pidfd's process is still alive.
-func Open(t Token) (*Handle, error) {
-	boot, err := BootID()
+// openByIno opens the process t names by its pidfs inode, which is unique
+// per process for the boot: a pidfd with the token's inode is that
+// process, no /proc read needed. ok is false when that cannot decide (no
+// inode in t, or a pidfd with another one): Open then goes by start time.
+func openByIno(t Token) (h *Handle, ok bool, err error) {
+	if t.Ino == 0 {
+		return nil, false, nil
+	}
+	fd, err := unix.PidfdOpen(t.PID, unix.PIDFD_NONBLOCK)
 	if err != nil {
-		return nil, err
+		return nil, false, nil
 	}
-	if t.BootID != boot {
-		return nil, fmt.Errorf("%w: %s is from another boot", ErrMismatch, t)
+	if pidfsIno(fd) != t.Ino {
+		unix.Close(fd)
+		return nil, false, nil
 	}
-	if t.Ino != 0 {
-		// The pidfs inode is unique per process for the boot: a pidfd
-		// with the token's inode is that process, no /proc read needed.
-		fd, err := unix.PidfdOpen(t.PID, unix.PIDFD_NONBLOCK)
-		if err == nil {
-			if pidfsIno(fd) == t.Ino {
-				if !alive(fd) { // a zombie: it has exited
-					unix.Close(fd)
-					return nil, fmt.Errorf("%w: %s exited", ErrGone, t)
-				}
-				return newHandle(t, fd), nil
-			}
-			unix.Close(fd)
-		}
+	if !alive(fd) { // a zombie: it has exited
+		unix.Close(fd)
+		return nil, true, fmt.Errorf("%w: %s exited", ErrGone, t)
 	}
-	h, err := OpenPID(t.PID)
-	if err != nil {
-		return nil, err
-	}
-	if !t.Matches(h.Token) {
-		h.Close()
-		return nil, fmt.Errorf("%w: pid %d is now %s, want %s", ErrMismatch, t.PID, h.Token, t)
-	}
-	return h, nil
-}
-
-// Check reports whether the process a token string names is alive: nil
-// if it is, an error wrapping ErrGone or ErrMismatch if it is provably
-// not, ErrBadToken for a malformed token, another error if it cannot tell.
-func Check(token string) error {
-	t, err := Parse(token)
-	if err != nil {
-		return err
-	}
-	h, err := Open(t)
-	if err != nil {
-		return err
-	}
-	return h.Close()
+	return newHandle(t, fd), true, nil
 }
 
 // OpenPID opens a pidfd for pid and reads its token. The token is read after

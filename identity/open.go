@@ -1,0 +1,46 @@
+//go:build linux || windows
+
+package identity
+
+import "fmt"
+
+// Open opens a handle on t.PID and proves it is the process t names: the
+// boot id must be this boot's, and the start time read after the handle
+// was opened must equal the token's while the handle's process is still
+// alive (on Linux, a pidfs inode equal to the token's proves it at once).
+func Open(t Token) (*Handle, error) {
+	boot, err := BootID()
+	if err != nil {
+		return nil, err
+	}
+	if t.BootID != boot {
+		return nil, fmt.Errorf("%w: %s is from another boot", ErrMismatch, t)
+	}
+	if h, ok, err := openByIno(t); ok {
+		return h, err
+	}
+	h, err := OpenPID(t.PID)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Matches(h.Token) {
+		h.Close()
+		return nil, fmt.Errorf("%w: pid %d is now %s, want %s", ErrMismatch, t.PID, h.Token, t)
+	}
+	return h, nil
+}
+
+// Check reports whether the process a token string names is alive: nil
+// if it is, an error wrapping ErrGone or ErrMismatch if it is provably
+// not, ErrBadToken for a malformed token, another error if it cannot tell.
+func Check(token string) error {
+	t, err := Parse(token)
+	if err != nil {
+		return err
+	}
+	h, err := Open(t)
+	if err != nil {
+		return err
+	}
+	return h.Close()
+}
