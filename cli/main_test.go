@@ -18,6 +18,7 @@ import (
 
 	"github.com/tether-run/tether/cli"
 	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/registry"
 )
 
 // asTetherEnv makes the test binary behave as the tether binary: the
@@ -34,6 +35,9 @@ const caseEnv = "TETHER_CASE"
 const runDeadline = 30 * time.Second
 
 func TestMain(m *testing.M) {
+	// A supervisor gets its session's environment, which may name a
+	// helper for the session's command: it supervises all the same.
+	session.MaybeSupervise()
 	if h := os.Getenv(helperEnv); h != "" && os.Getenv(asTetherEnv) != "1" {
 		os.Exit(runHelper(h, os.Args[1:]))
 	}
@@ -49,6 +53,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_RUNTIME_DIR", xdg)
+	// Windows has its own variable (Wine sets LOCALAPPDATA itself).
+	os.Setenv("TETHER_STATE_DIR", filepath.Join(xdg, "tether"))
 	racesOK := raceLogs()
 	code := leakcheck.Main(m)
 	if !racesOK() {
@@ -58,7 +64,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "FAIL: %d run records left behind (runs not confirmed stopped): %v\n", len(recs), recs)
 		code = 1
 	}
-	os.RemoveAll(xdg)
+	registry.RemoveAll(xdg) // os.RemoveAll fails under Wine 8
 	os.Exit(code)
 }
 

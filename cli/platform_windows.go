@@ -14,7 +14,10 @@ const runRecords = false
 // supportedHere are the commands that work on Windows so far (issue 14);
 // the rest refuse with a clear message rather than act on Linux-only
 // machinery.
-var supportedHere = map[string]bool{"run": true, "completion": true, "help": true}
+var supportedHere = map[string]bool{
+	"run": true, "start": true, "ls": true, "status": true, "stop": true, "wait": true, "reap": true, "env": true,
+	"completion": true, "help": true,
+}
 
 // gateCommands makes every command not yet supported on this system fail
 // with "not supported on Windows yet": exit 125 for exec (which exits like

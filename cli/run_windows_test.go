@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/windows"
 )
 
 // Windows: tether run through the real CLI under Wine (or Windows). The
@@ -33,6 +35,17 @@ func runOSHelper(name string, args []string) (int, bool) {
 		exe, _ := os.Executable()
 		c := exec.Command(exe, args[0], args[1])
 		c.Env = append(withoutEnv(os.Environ(), helperEnv), helperEnv+"=sleeper")
+		if len(args) > 3 && args[3] == "breakaway" {
+			// Out of the job if it would let us: it must not.
+			c.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_BREAKAWAY_FROM_JOB}
+			if err := c.Start(); err == nil {
+				fmt.Fprintln(os.Stderr, "tree: the job let a child break away")
+				os.WriteFile(filepath.Join(args[1], "brokeaway"), nil, 0o644)
+				return 1, true
+			}
+			c = exec.Command(exe, args[0], args[1])
+			c.Env = append(withoutEnv(os.Environ(), helperEnv), helperEnv+"=sleeper")
+		}
 		if err := c.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "tree:", err)
 			return 1, true
@@ -187,10 +200,9 @@ func TestWindowsRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"start", "--", exe}, 1, "not supported on Windows yet"},
-		{[]string{"ls"}, 1, "not supported on Windows yet"},
-		{[]string{"reap"}, 1, "not supported on Windows yet"},
+		{[]string{"logs", "x"}, 1, "not supported on Windows yet"},
 		{[]string{"doctor"}, 1, "not supported on Windows yet"},
+		{[]string{"start", "--signal", "INT", "--", exe}, 2, "not supported on Windows"},
 		{[]string{"exec", "x", "--", exe}, 125, "not supported on Windows yet"},
 		{[]string{"run", "--signal", "INT", "--", exe}, 125, "not supported on Windows"},
 		{[]string{"run", "--memory", "1G", "--", exe}, 125, "not applied on Windows yet"},

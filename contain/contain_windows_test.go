@@ -121,8 +121,12 @@ func checkReceipt(t *testing.T, r *receipt.Receipt, minProcs uint32) {
 	if r.Main == nil {
 		t.Fatal("no main process in the receipt")
 	}
-	if tok, err := identity.Parse(r.Main.Token); err != nil || tok.OS != "windows" || tok.BootID != boot || tok.PID != r.Main.PID {
+	tok, err := identity.Parse(r.Main.Token)
+	if err != nil || tok.OS != "windows" || tok.BootID != boot || tok.PID != r.Main.PID {
 		t.Errorf("main token %q: %+v, %v", r.Main.Token, tok, err)
+	}
+	if at := identity.StartedAt(tok); at.Before(r.StartedAt.Add(-time.Second)) || at.After(time.Now()) || !r.Main.StartedAt.Equal(at) {
+		t.Errorf("main started at %v (token) and %v (receipt); the run started at %v", at, r.Main.StartedAt, r.StartedAt)
 	}
 }
 
@@ -296,10 +300,7 @@ func TestExitCode(t *testing.T) {
 func TestPoliteStop(t *testing.T) {
 	tag, dir := newTag(), scratch(t)
 	c := helperCmd(t, "polite", tag, dir)
-	c.Grace = 5 * time.Second
-	if wineVersion() != "" {
-		c.Grace = time.Second // the break is refused there
-	}
+	c.Grace = time.Minute
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -328,6 +329,11 @@ func TestPoliteStop(t *testing.T) {
 		t.Logf("under Wine %s the break was refused (%s); the kill followed: %v", wineVersion(), term.Error, r.Evidence.KillUsed)
 		if !r.Evidence.KillUsed {
 			t.Error("kill_used = false after a refused break")
+		}
+		// A break that reached no one has nothing to wait for: the
+		// minute's grace is skipped.
+		if g := r.Stop.Steps[1]; g.Name != "grace" || !strings.HasPrefix(g.Observed, "skipped") {
+			t.Errorf("after a refused break, step %q: %q; want the grace skipped", g.Name, g.Observed)
 		}
 	default:
 		t.Skipf("no console to send CTRL_BREAK_EVENT on: %s", term.Error)

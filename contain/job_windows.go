@@ -176,14 +176,17 @@ func (j *job) drain() {
 // track opens pid and keeps it as a member if the opened process is in
 // the job: a pid reused by a process outside the job is not one.
 func (j *job) track(pid uint32) {
-	// Wine needs both query rights: QUERY_INFORMATION for IsProcessInJob,
-	// QUERY_LIMITED_INFORMATION for GetProcessTimes (Windows accepts either).
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_QUERY_INFORMATION|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	h, err := windows.OpenProcess(memberAccess, false, pid)
 	if err != nil {
 		return // gone, and not held by anyone: nothing to stop
 	}
 	j.adopt(pid, h)
 }
+
+// memberAccess is what the handle of a member may do. Wine needs both
+// query rights: QUERY_INFORMATION for IsProcessInJob,
+// QUERY_LIMITED_INFORMATION for GetProcessTimes (Windows accepts either).
+const memberAccess = windows.SYNCHRONIZE | windows.PROCESS_QUERY_INFORMATION | windows.PROCESS_QUERY_LIMITED_INFORMATION
 
 // adopt keeps h, a handle to process pid, as a member if it is in the
 // job, and closes it otherwise. Members already seen exited are dropped
@@ -201,14 +204,12 @@ func (j *job) adopt(pid uint32, h windows.Handle) *member {
 		return old
 	}
 	m := &member{pid: pid, h: h}
-	// The token is identity's: boot + pid + creation time (100 ns units
-	// since 1601, as GetProcessTimes gives it), which names one process
-	// for good. A member whose times cannot be read gets no token.
-	var created, exited, kernel, user windows.Filetime
-	if windows.GetProcessTimes(h, &created, &exited, &kernel, &user) == nil {
-		m.started = time.Unix(0, created.Nanoseconds()).UTC()
-		boot, _ := identity.BootID()
-		m.token = identity.Token{OS: "windows", BootID: boot, PID: int(pid), StartTime: uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime)}.String()
+	// The token is identity's: boot + pid + creation time, which names
+	// one process for good. A member whose times cannot be read gets no
+	// token.
+	if tok, err := identity.OfHandle(h, int(pid)); err == nil {
+		m.started = identity.StartedAt(tok)
+		m.token = tok.String()
 	}
 	for p, o := range j.members {
 		if exitedHandle(o.h) {

@@ -110,8 +110,11 @@ func (p *jobProtocol) run() {
 	}
 	n, err := j.active()
 	if err == nil && n > 0 {
-		p.term(n)
-		p.graceWait()
+		if p.term(n) {
+			p.graceWait()
+		} else {
+			p.step("grace", "skipped: the polite request reached no process, so nothing would end on it", int(n), nil)
+		}
 	}
 	if n, err = j.active(); err != nil || n > 0 {
 		p.kill(n, err)
@@ -120,8 +123,9 @@ func (p *jobProtocol) run() {
 }
 
 // term sends CTRL_BREAK_EVENT to the command's process group (created with
-// CREATE_NEW_PROCESS_GROUP; its id is the main process's pid).
-func (p *jobProtocol) term(active uint32) {
+// CREATE_NEW_PROCESS_GROUP; its id is the main process's pid), and reports
+// whether it was sent.
+func (p *jobProtocol) term(active uint32) bool {
 	err := windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, p.c.sys.pid)
 	obs := fmt.Sprintf("%s to process group %d; %d processes in the job", stopSignalName, p.c.sys.pid, active)
 	if err != nil {
@@ -131,6 +135,7 @@ func (p *jobProtocol) term(active uint32) {
 		p.ev.Signalled = int(active)
 	}
 	p.step("term", obs, int(active), err)
+	return err == nil
 }
 
 // graceWait waits for the job to empty within the grace period, unless

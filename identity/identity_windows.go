@@ -110,18 +110,12 @@ func OpenPID(pid int) (*Handle, error) {
 		}
 		return nil, &processError{op: "OpenProcess", pid: pid, err: err}
 	}
-	var created, ended, kernel, user windows.Filetime
-	if err := windows.GetProcessTimes(ph, &created, &ended, &kernel, &user); err != nil {
-		windows.CloseHandle(ph)
-		return nil, &processError{op: "GetProcessTimes", pid: pid, err: err}
-	}
-	if exited(ph) {
+	tok, err := OfHandle(ph, pid)
+	if err == nil && exited(ph) {
 		// Its object outlives it while someone holds a handle, as a
 		// zombie does on Linux: it is gone all the same.
-		windows.CloseHandle(ph)
-		return nil, fmt.Errorf("%w: pid %d has exited", ErrGone, pid)
+		err = fmt.Errorf("%w: pid %d has exited", ErrGone, pid)
 	}
-	boot, err := BootID()
 	if err != nil {
 		windows.CloseHandle(ph)
 		return nil, err
@@ -131,8 +125,30 @@ func OpenPID(pid int) (*Handle, error) {
 		windows.CloseHandle(ph)
 		return nil, &processError{op: "CreateEvent", pid: pid, err: err}
 	}
-	st := uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime)
-	return &Handle{Token: Token{OS: "windows", BootID: boot, PID: pid, StartTime: st}, h: ph, wake: wake}, nil
+	return &Handle{Token: tok, h: ph, wake: wake}, nil
+}
+
+// OfHandle reads the token of process pid through ph, a handle to it
+// with PROCESS_QUERY_LIMITED_INFORMATION. Under Wine 8 a process that has
+// only just been created can report a creation time of
+// 0x5555555555555555 (1795): a time before 2000 or after now is read
+// again, for up to ~20 ms, then refused.
+func OfHandle(ph windows.Handle, pid int) (Token, error) {
+	boot, err := BootID()
+	if err != nil {
+		return Token{}, err
+	}
+	for range 20 {
+		var created, ended, kernel, user windows.Filetime
+		if err := windows.GetProcessTimes(ph, &created, &ended, &kernel, &user); err != nil {
+			return Token{}, &processError{op: "GetProcessTimes", pid: pid, err: err}
+		}
+		if at := time.Unix(0, created.Nanoseconds()); at.Year() >= 2000 && !at.After(time.Now().Add(time.Second)) {
+			return Token{OS: "windows", BootID: boot, PID: pid, StartTime: uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime)}, nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return Token{}, fmt.Errorf("identity: pid %d: no plausible creation time", pid)
 }
 
 type processError struct {

@@ -2,7 +2,12 @@
 
 package identity
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+)
 
 // Open opens a handle on t.PID and proves it is the process t names: the
 // boot id must be this boot's, and the start time read after the handle
@@ -43,4 +48,30 @@ func Check(token string) error {
 		return err
 	}
 	return h.Close()
+}
+
+// End makes sure the process token names has ended: nil once it is gone
+// (or its pid is another process's now), after killing it through a
+// handle proven to be it if it was still there and waiting up to wait for
+// it to exit.
+func End(token string, wait time.Duration) error {
+	t, err := Parse(token)
+	if err != nil {
+		return err
+	}
+	h, err := Open(t)
+	if errors.Is(err, ErrGone) || errors.Is(err, ErrMismatch) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if err := h.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, ErrGone) {
+		return err
+	}
+	if !h.WaitExit(wait) {
+		return fmt.Errorf("identity: %s did not exit %s after SIGKILL", token, wait)
+	}
+	return nil
 }

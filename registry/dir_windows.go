@@ -56,21 +56,24 @@ func tokenOwner() (*windows.SID, error) {
 	return (*struct{ Owner *windows.SID })(unsafe.Pointer(&b[0])).Owner.Copy()
 }
 
-// DefaultDir returns the state directory: $XDG_RUNTIME_DIR\tether when
-// set (as on Unix: tests and wrappers point it elsewhere), else
-// %LOCALAPPDATA%\tether. getenv is os.Getenv in production.
+// DefaultDir returns the state directory: %TETHER_STATE_DIR% when set
+// (tests and wrappers point it elsewhere; Wine sets LOCALAPPDATA itself,
+// whatever the caller gave), else %LOCALAPPDATA%\tether. getenv is
+// os.Getenv in production. XDG_RUNTIME_DIR is not read on Windows: Wine
+// passes the Linux one, a path Windows cannot use.
 func DefaultDir(getenv func(string) string) (string, error) {
-	for _, v := range []string{"XDG_RUNTIME_DIR", "LOCALAPPDATA"} {
-		d := getenv(v)
+	v, d := "TETHER_STATE_DIR", getenv("TETHER_STATE_DIR")
+	if d == "" {
+		v, d = "LOCALAPPDATA", getenv("LOCALAPPDATA")
 		if d == "" {
-			continue
+			return "", errors.New("registry: no state directory: neither TETHER_STATE_DIR nor LOCALAPPDATA is set")
 		}
-		if !filepath.IsAbs(d) || strings.ContainsFunc(d, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-			return "", fmt.Errorf("%w: %s=%q: not an absolute path of printable characters; set it to an absolute directory or unset it", ErrBadEnv, v, d)
-		}
-		return filepath.Join(d, "tether"), nil
+		d = filepath.Join(d, "tether")
 	}
-	return "", errors.New("registry: no state directory: neither XDG_RUNTIME_DIR nor LOCALAPPDATA is set")
+	if !filepath.IsAbs(d) || strings.ContainsFunc(d, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return "", fmt.Errorf("%w: %s=%q: not an absolute path of printable characters; set it to an absolute directory", ErrBadEnv, v, d)
+	}
+	return d, nil
 }
 
 // mkdirPrivate creates the directory d with the registry's protected DACL.
@@ -237,4 +240,15 @@ func (r *Registry) openChecked(p string, access, disposition uint32) (*os.File, 
 		return nil, nil, err
 	}
 	return f, info, nil
+}
+
+// OpenFile opens the file p of a state dir for reading under ReadFile's
+// rules (a session's log, read as it grows).
+func OpenFile(p string) (*os.File, error) {
+	r, err := newRegistry("")
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := r.openChecked(p, windows.GENERIC_READ, windows.OPEN_EXISTING)
+	return f, err
 }

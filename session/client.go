@@ -274,7 +274,7 @@ func MaybeSupervise() {
 	}
 	state, name, err := superviseArgs(os.Args[2:])
 	if err == nil {
-		err = supervise(state, name, os.NewFile(3, "ready"))
+		err = supervise(state, name, readyFile())
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tether: supervisor: %v\n", err)

@@ -109,7 +109,7 @@ func (l *rotatingLog) genPath(index int) string {
 func (l *rotatingLog) create() error {
 	tmp := l.path + ".new"
 	os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	f, err := createLog(tmp)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package session
 
@@ -67,3 +67,6 @@ func execIn(reg *registry.Registry, name string, argv, env []string, dir string,
 
 // StatusWithProcesses is StatusOf on this system: members are not listed.
 func StatusWithProcesses(rec *registry.Record) Status { return StatusOf(rec) }
+
+// readyFile is nil on this system: there is no supervisor.
+func readyFile() *os.File { return nil }

@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package session
 
 import (
@@ -14,15 +16,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/atomicfile"
-	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // Start starts a session and returns its record once the command runs
@@ -123,7 +122,7 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax, LogKeep: o.LogKeep,
 	}
 	if o.StopSignal != 0 {
-		spec.StopSignal = unix.SignalName(o.StopSignal)
+		spec.StopSignal = signalName(o.StopSignal)
 	}
 	now := time.Now().UTC()
 	rec := &registry.Record{
@@ -167,15 +166,9 @@ func launchSupervisor(ctx context.Context, reg *registry.Registry, exe string, o
 	}
 	defer rd.Close()
 	// The name goes after "--": whatever it is, it is never a flag.
-	cmd := &exec.Cmd{
-		Path:        exe,
-		Args:        supervisorArgs(exe, reg.Dir, o.Name),
-		Env:         env,
-		Dir:         o.Dir,
-		ExtraFiles:  []*os.File{wr},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	err = cmd.Start()
+	cmd := &exec.Cmd{Path: exe, Args: supervisorArgs(exe, reg.Dir, o.Name), Env: env, Dir: o.Dir}
+	detached(cmd, wr)
+	cmd, err = startDetached(cmd)
 	wr.Close()
 	if err != nil {
 		return &StartError{Code: 125, Err: fmt.Errorf("session: start supervisor %s: %w", exe, err)}
@@ -396,33 +389,4 @@ func notRunning(err error) string {
 		return "is not running"
 	}
 	return "cannot be identified: " + err.Error()
-}
-
-// enclosingSession finds the live session whose cgroup leaf the caller
-// runs in, from its real cgroup membership (the leaf's path and id), not
-// from environment variables.
-func enclosingSession(reg *registry.Registry) (string, bool) {
-	m, err := cgroup.Mount()
-	if err != nil {
-		return "", false
-	}
-	self, err := cgroup.Self(0)
-	if err != nil || self == "/" {
-		return "", false
-	}
-	dir := filepath.Join(m, self)
-	var st syscall.Stat_t
-	if syscall.Stat(dir, &st) != nil {
-		return "", false
-	}
-	recs, _ := reg.ListLive()
-	for _, r := range recs {
-		if r.Live() && r.Cgroup != "" && (r.Cgroup == dir || strings.HasPrefix(dir, r.Cgroup+"/")) {
-			var lst syscall.Stat_t
-			if syscall.Stat(r.Cgroup, &lst) == nil && lst.Ino == r.CgroupID {
-				return r.Name, true
-			}
-		}
-	}
-	return "", false
 }

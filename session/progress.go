@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package session
 
 import (
@@ -7,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/tether-run/tether/receipt"
-	"golang.org/x/sys/unix"
 )
 
 // progressFile, in the session's runtime dir, receives each step of the
@@ -25,7 +26,7 @@ func writeProgress(rt string) func(receipt.Step) {
 		if err != nil {
 			return
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW, 0o600)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 		if err != nil {
 			return
 		}
@@ -46,7 +47,7 @@ type progressReader struct {
 
 func (p *progressReader) next() []receipt.Step {
 	if p.f == nil {
-		f, err := os.OpenFile(p.path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+		f, err := os.OpenFile(p.path, os.O_RDONLY|noFollow, 0)
 		if err != nil {
 			return nil
 		}

@@ -1,13 +1,16 @@
+//go:build linux || windows
+
 package session
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/tether-run/tether/registry"
 	"io"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tether-run/tether/registry"
 )
 
 // view turns a session's log entries into what LogOptions ask for.

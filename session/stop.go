@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package session
 
 import (
@@ -13,7 +15,6 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // StopMany stops the named sessions together: it asks every supervisor
@@ -138,8 +139,8 @@ func requestStop(reg *registry.Registry, name string, req stopRequest) (*stoppin
 }
 
 // send writes one request file (stop-*.json: concurrent stops never
-// overwrite each other's) and signals the supervisor, which reads every
-// request file addressed to it on each signal.
+// overwrite each other's) and wakes the supervisor, which reads every
+// request file addressed to it on each wake-up.
 func (s *stopping) send(req stopRequest) error {
 	req.Supervisor = s.rec.Supervisor
 	b, _ := json.Marshal(req)
@@ -151,20 +152,20 @@ func (s *stopping) send(req stopRequest) error {
 		return err
 	}
 	// A request that cannot be written (a full or read-only state disk)
-	// must not make the session unstoppable: the signal alone is a plain
-	// request, and SIGINT (a different signal: two SIGTERMs may merge)
-	// asks for no grace.
+	// must not make the session unstoppable: the wake-up alone is a plain
+	// request, and the urgent one (SIGINT on Unix: two SIGTERMs may
+	// merge) asks for no grace.
 	// Atomic, not synced: the supervisor reads it at once, and after a
 	// reboot there is nothing to stop (issue 13: the syncs were a
 	// millisecond of every stop on a disk).
 	werr := atomicfile.Replace(filepath.Join(rt, name), b, 0o600)
-	if err := s.sup.Signal(unix.SIGTERM); err != nil && !errors.Is(err, identity.ErrGone) {
+	if err := wake(s.sup, false); err != nil && !errors.Is(err, identity.ErrGone) {
 		return err
 	}
 	if werr != nil {
 		s.werr = werr
 		if req.Kill || req.GraceMS < 0 {
-			s.sup.Signal(unix.SIGINT)
+			wake(s.sup, true)
 		}
 	}
 	return nil

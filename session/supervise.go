@@ -1,23 +1,19 @@
+//go:build linux || windows
+
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // Supervise runs session name of the registry at stateDir: it is the body
@@ -25,14 +21,7 @@ import (
 // line once the command runs or could not start. It returns when the
 // session has ended.
 func supervise(stateDir, name string, ready *os.File) error {
-	keep := -1
-	if ready != nil {
-		// Inherited without close-on-exec: the session's command must not
-		// hold the report pipe open.
-		syscall.CloseOnExec(int(ready.Fd()))
-		keep = int(ready.Fd())
-	}
-	closeInherited(keep)
+	detachFromCaller(ready)
 	report := func(r readyReport) {
 		if ready != nil {
 			json.NewEncoder(ready).Encode(r)
@@ -98,7 +87,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 	c.Stdout, c.Stderr = stdout, stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
 	c.Progress = writeProgress(rec.RuntimeDir)
-	c.StopSignal = unix.SignalNum(spec.StopSignal) // 0 (SIGTERM) when empty
+	c.StopSignal = signalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
 	c.Limits, c.BestEffortLimits = spec.Limits, spec.BestEffortLimits
@@ -121,8 +110,10 @@ func supervise(stateDir, name string, ready *os.File) error {
 		},
 	})
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	sigs, err := stopRequests(self.Token.String())
+	if err != nil {
+		return fail(w, report, err, 125, true)
+	}
 	if err := c.Start(); err != nil {
 		started()
 		capt.End()
@@ -226,44 +217,4 @@ func fail(w *recorder, report func(readyReport), err error, code int, confirmed 
 	}
 	report(readyReport{Error: err.Error(), Code: code})
 	return err
-}
-
-// enterScope moves the supervisor, under systemd, into a transient scope
-// of its own with Delegate=yes before anything starts: the session then
-// outlives the unit its caller ran in (systemd stops a unit's whole
-// cgroup), and its leaves can have limits. Where no scope can be had the
-// supervisor stays put and contain chooses as it would anywhere (its own
-// cgroup when delegated, else the fallback), which the receipt records.
-func enterScope(spec *supervisorSpec, name string) {
-	if spec.CgroupParent != "" || spec.Mechanism == string(receipt.MechanismFallback) || !delegate.Booted() {
-		return
-	}
-	delegate.Prepare(context.Background(), delegate.PrepareOptions{
-		Limits: !spec.Limits.IsZero(), OwnScope: true,
-		Scope: delegate.Options{Description: "tether session " + name},
-	})
-}
-
-// closeInherited closes the descriptors the supervisor inherited from
-// whoever ran tether start, but keep: a session is detached from its
-// caller, and a pipe of the caller's held open by the supervisor (and by
-// the session's command after it) would keep the caller's reader waiting
-// for an EOF that never comes (a shell's $(tether start ...), a test
-// harness's pipes). Everything Go opens is close-on-exec, so what lacks
-// the flag was inherited.
-func closeInherited(keep int) {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd < 3 || fd == keep {
-			continue
-		}
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err == nil && flags&unix.FD_CLOEXEC == 0 {
-			unix.Close(fd)
-		}
-	}
 }

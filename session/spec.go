@@ -1,3 +1,5 @@
+//go:build linux || windows
+
 package session
 
 import (
@@ -7,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // maxSpec bounds spec.json: the command's argv and environment, which the
@@ -60,7 +61,7 @@ func decodeSpec(b []byte, name string) (*supervisorSpec, error) {
 	if s.TTL < 0 || s.KillWait < 0 || s.LogMax < 0 || s.LogKeep < 0 {
 		bad("a negative ttl, kill wait or log bound")
 	}
-	if s.StopSignal != "" && unix.SignalNum(s.StopSignal) == 0 {
+	if s.StopSignal != "" && signalNum(s.StopSignal) == 0 {
 		bad("stop signal %q", s.StopSignal)
 	}
 	if s.Pool != "" && registry.CheckPool(s.Pool) != nil {

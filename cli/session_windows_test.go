@@ -1,0 +1,199 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/registry"
+)
+
+// Windows sessions through the real CLI under Wine (or Windows): a
+// supervisor started detached holds the session's job; `tether stop`
+// wakes it by its named event; its death takes the job with it, and
+// `tether reap` cleans the record. The session's command is the tree
+// helper (this binary, marked with the test's tag).
+
+// startArgs is `tether start` of the tree helper, marked for t. The
+// session is killed when t ends if it is still there (a failed test must
+// not leak it: a supervisor's command line carries no tag).
+func startArgs(t *testing.T, name, dir, then string, extra ...string) []string {
+	t.Cleanup(func() {
+		if s := sessionIn(lsJSON(t, false), name); s != nil {
+			tether(t, "stop", "--kill", name)
+		}
+	})
+	exe, _ := os.Executable()
+	args := []string{"start", "--name", name, "-e", asTetherEnv + "=0", "-e", helperEnv + "=tree", "--", exe, wineTag(t), dir, then}
+	return append(args, extra...)
+}
+
+// awaitFile waits, under the hang guard, for dir/name to exist.
+func awaitFile(t *testing.T, dir, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(runDeadline); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", name)
+		}
+	}
+}
+
+// lsJSON is `tether ls --json`, decoded.
+func lsJSON(t *testing.T, all bool) []map[string]any {
+	t.Helper()
+	args := []string{"ls", "--json"}
+	if all {
+		args = append(args, "--all")
+	}
+	code, out, stderr := tether(t, args...)
+	if code != 0 {
+		t.Fatalf("tether ls = %d: %s", code, stderr)
+	}
+	var got struct {
+		Sessions []map[string]any `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("ls --json: %v\n%s", err, out)
+	}
+	return got.Sessions
+}
+
+// sessionIn returns the entry of ls for name (nil if none).
+func sessionIn(ls []map[string]any, name string) map[string]any {
+	for _, s := range ls {
+		if s["name"] == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// TestWindowsSessionStop: the leak matrix's trees, started as sessions,
+// are all gone after `tether stop`, whose receipt confirms the stop; the
+// caller (tether start) has exited long before, and the session's
+// breakaway attempt was refused.
+func TestWindowsSessionStop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{{"child", nil}, {"breakaway", []string{"breakaway"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := scratchDir(t)
+			name := "win-stop-" + tc.name
+			code, _, stderr := tether(t, startArgs(t, name, dir, "stay", tc.extra...)...)
+			if code != 0 {
+				t.Fatalf("tether start = %d: %s", code, stderr)
+			}
+			awaitFile(t, dir, "sleeper")
+			if _, err := os.Stat(filepath.Join(dir, "brokeaway")); err == nil {
+				t.Fatal("a session's child broke away from its job")
+			}
+			s := sessionIn(lsJSON(t, false), name)
+			if s == nil || s["state"] != "running" || s["supervised"] != true || s["mechanism"] != "job-object" {
+				t.Fatalf("ls: %v; want running, supervised, job-object", s)
+			}
+			if live := liveMarked(t); len(live) < 2 {
+				t.Errorf("before the stop: %d marked processes, want >= 2 (main, sleeper): the check could not see a leak", len(live))
+			}
+			code, out, stderr := tether(t, "stop", "--json", name)
+			if code != 0 {
+				t.Fatalf("tether stop = %d: %s %s", code, out, stderr)
+			}
+			var res struct {
+				Receipts []struct {
+					StopConfirmed bool   `json:"stop_confirmed"`
+					Mechanism     string `json:"mechanism"`
+					Job           struct {
+						TotalProcesses  int `json:"total_processes"`
+						ActiveProcesses int `json:"active_processes"`
+					} `json:"job"`
+				} `json:"receipts"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Receipts) != 1 {
+				t.Fatalf("stop --json: %v\n%s", err, out)
+			}
+			if r := res.Receipts[0]; !r.StopConfirmed || r.Mechanism != "job-object" || r.Job.TotalProcesses < 2 || r.Job.ActiveProcesses != 0 {
+				t.Errorf("receipt %+v; want confirmed, job-object, >= 2 processes ever, 0 active", r)
+			}
+			checkNoSurvivors(t)
+			if s := sessionIn(lsJSON(t, true), name); s == nil || s["state"] != "stopped" {
+				t.Errorf("ls --all after the stop: %v; want stopped", s)
+			}
+		})
+	}
+}
+
+// TestWindowsSessionSupervisorKilled: the supervisor dies (killed through
+// its handle: TerminateProcess, as a crash); KILL_ON_JOB_CLOSE ends the
+// session's tree; ls calls it unsupervised, and reap proves the
+// supervisor and main dead by their tokens and cleans the record.
+func TestWindowsSessionSupervisorKilled(t *testing.T) {
+	dir := scratchDir(t)
+	name := "win-killed"
+	if code, _, stderr := tether(t, startArgs(t, name, dir, "stay")...); code != 0 {
+		t.Fatalf("tether start = %d: %s", code, stderr)
+	}
+	awaitFile(t, dir, "sleeper")
+	reg, err := registry.Open(os.Getenv("TETHER_STATE_DIR"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := reg.Read(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := identity.Parse(rec.Supervisor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := identity.Open(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := liveMarked(t); len(live) < 2 {
+		t.Errorf("before the kill: %d marked processes, want >= 2 (main, sleeper)", len(live))
+	}
+	if err := h.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.WaitExit(runDeadline)
+	h.Close()
+	checkNoSurvivors(t)
+	if s := sessionIn(lsJSON(t, false), name); s == nil || s["state"] != "unsupervised" {
+		t.Fatalf("ls after the supervisor's death: %v; want unsupervised", s)
+	}
+	code, out, stderr := tether(t, "reap", "--json")
+	if code != 0 || !strings.Contains(out, `"dead-supervisor-empty"`) {
+		t.Fatalf("tether reap = %d: %s %s; want %s reaped as dead-supervisor-empty", code, out, stderr, name)
+	}
+	if s := sessionIn(lsJSON(t, true), name); s == nil || s["state"] != "stopped" {
+		t.Errorf("ls --all after reap: %v; want stopped", s)
+	}
+	if _, err := os.Lstat(reg.RuntimeDir(name)); !os.IsNotExist(err) {
+		t.Errorf("runtime dir after reap: %v; want removed", err)
+	}
+}
+
+// TestWindowsSessionMainExit: the main process exits with 3, leaving a
+// child; the session ends on its own (until main-exit), the child is
+// stopped, and `tether wait` returns the main's code.
+func TestWindowsSessionMainExit(t *testing.T) {
+	dir := scratchDir(t)
+	name := "win-exit"
+	if code, _, stderr := tether(t, startArgs(t, name, dir, "3")...); code != 0 {
+		t.Fatalf("tether start = %d: %s", code, stderr)
+	}
+	code, out, stderr := tether(t, "wait", name)
+	if code != 3 {
+		t.Errorf("tether wait = %d, want the main's 3: %s %s", code, out, stderr)
+	}
+	checkNoSurvivors(t)
+}

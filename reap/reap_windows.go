@@ -1,0 +1,99 @@
+package reap
+
+import (
+	"errors"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/registry"
+)
+
+// Run reaps the registry reg on Windows. There a session's job is closed
+// with its supervisor (KILL_ON_JOB_CLOSE: the kernel kills every member
+// however the supervisor died), so what a dead supervisor leaves is its
+// record and runtime dir. Reap proves the supervisor dead by its token,
+// proves the main process gone by its token (or kills it through a handle
+// proven to be it), then marks the record stopped and frees the name.
+// There are no leaves, so no orphan-leaf scan.
+func Run(reg *registry.Registry, o Options) *Report {
+	t0 := time.Now()
+	if o.Grace == 0 {
+		o.Grace = 2 * time.Second
+	}
+	rep := &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}
+	names, err := reg.Names("records")
+	if err != nil {
+		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
+	}
+	for _, name := range names {
+		a, rec := classifyWindows(reg, name)
+		if a.Class == Supervised && o.Quick {
+			continue
+		}
+		if rec != nil && !o.DryRun {
+			actWindows(reg, rec, &a)
+		}
+		rep.Actions = append(rep.Actions, a)
+	}
+	rep.DurationMS = time.Since(t0).Milliseconds()
+	return rep
+}
+
+// classifyWindows decides what the live record name is. It returns the
+// record when reap is to act on it.
+func classifyWindows(reg *registry.Registry, name string) (Action, *registry.Record) {
+	a := Action{Name: name}
+	rec, err := reg.Read(name)
+	switch {
+	case errors.Is(err, registry.ErrUnsafe):
+		a.Class, a.Plan, a.Error = Unsafe, "leave it: not this user's, or open to others, or a symlink", err.Error()
+		return a, nil
+	case err != nil:
+		a.Class, a.Plan, a.Error = Unresolvable, "leave it: the record cannot be read", err.Error()
+		return a, nil
+	}
+	a.Kind = rec.Kind
+	sup := identity.Check(rec.Supervisor)
+	switch {
+	case sup == nil:
+		a.Class, a.Plan = Supervised, "leave it: its supervisor is alive"
+		return a, nil
+	case rec.Supervisor != "" && !errors.Is(sup, identity.ErrGone) && !errors.Is(sup, identity.ErrMismatch):
+		a.Class, a.Plan, a.Error = Unresolvable, "leave it: its supervisor cannot be checked", sup.Error()
+		return a, nil
+	case rec.Supervisor == "" && time.Since(rec.UpdatedAt) < StaleAge:
+		a.Class, a.Plan = Supervised, "leave it: still starting (no supervisor recorded yet)"
+		return a, nil
+	}
+	if t, err := identity.Parse(rec.Supervisor); err == nil {
+		if boot, _ := identity.BootID(); t.BootID != boot {
+			a.Class, a.Plan = OtherBoot, "clean the record and runtime dir: nothing of an earlier boot runs"
+			return a, rec
+		}
+	}
+	if rec.Main != "" && identity.Check(rec.Main) == nil {
+		a.Class, a.Plan = DeadFallback, "kill the recorded main process (token checked), then clean the record and runtime dir"
+		return a, rec
+	}
+	a.Class, a.Plan = DeadEmpty, "clean the record and runtime dir: its job died with its supervisor (KILL_ON_JOB_CLOSE)"
+	return a, rec
+}
+
+// actWindows carries out a's plan for rec.
+func actWindows(reg *registry.Registry, rec *registry.Record, a *Action) {
+	if a.Class == DeadFallback {
+		if err := identity.End(rec.Main, 10*time.Second); err != nil {
+			a.Error = err.Error()
+			return
+		}
+	}
+	rec.State, rec.StopReason, rec.UpdatedAt = registry.StateStopped, "reaped", time.Now().UTC()
+	if rec.Error == "" {
+		rec.Error = "its supervisor died; reaped"
+	}
+	if err := errors.Join(reg.Write(rec), reg.Release(rec.Name)); err != nil {
+		a.Error = err.Error()
+		return
+	}
+	a.Done = true
+}

@@ -1,0 +1,29 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/registry"
+)
+
+// reclaim ends the record of an unsupervised session. On Windows the
+// session's job was closed with its supervisor (KILL_ON_JOB_CLOSE), which
+// killed every member; reclaim proves the main process gone by its token,
+// or kills it through a handle proven to be it, before it marks the
+// session stopped and frees its name.
+func reclaim(reg *registry.Registry, rec *registry.Record) error {
+	if h, err := supervisorOf(rec); err == nil {
+		h.Close()
+		return fmt.Errorf("session: %q is supervised", rec.Name)
+	}
+	if rec.Main != "" {
+		if err := identity.End(rec.Main, 10*time.Second); err != nil {
+			return fmt.Errorf("session %q: main process: %w", rec.Name, err)
+		}
+	}
+	rec.State, rec.StopReason, rec.UpdatedAt = registry.StateStopped, "reclaimed", time.Now().UTC()
+	return errors.Join(reg.Write(rec), reg.Release(rec.Name))
+}
