@@ -31,6 +31,14 @@ func runOSHelper(name string, args []string) (int, bool) {
 		os.WriteFile(filepath.Join(args[1], "sleeper"), nil, 0o644)
 		time.Sleep(time.Hour)
 		return 0, true
+	case "say":
+		// One line on each stream, then exit 0 or stay.
+		fmt.Println("hello from stdout")
+		fmt.Fprintln(os.Stderr, "hello from stderr")
+		if args[2] == "stay" {
+			time.Sleep(time.Hour)
+		}
+		return 0, true
 	case "tree":
 		exe, _ := os.Executable()
 		c := exec.Command(exe, args[0], args[1])
@@ -200,7 +208,6 @@ func TestWindowsRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"logs", "x"}, 1, "not supported on Windows yet"},
 		{[]string{"doctor"}, 1, "not supported on Windows yet"},
 		{[]string{"start", "--signal", "INT", "--", exe}, 2, "not supported on Windows"},
 		{[]string{"exec", "x", "--", exe}, 125, "not supported on Windows yet"},

@@ -197,3 +197,58 @@ func TestWindowsSessionMainExit(t *testing.T) {
 	}
 	checkNoSurvivors(t)
 }
+
+// TestWindowsSessionLogs: what the session's command writes on stdout and
+// stderr is in its log, by stream (`tether logs --json`), and `tether logs
+// -f` follows it until the session is stopped, then returns.
+func TestWindowsSessionLogs(t *testing.T) {
+	dir := scratchDir(t)
+	name := "win-logs"
+	exe, _ := os.Executable()
+	args := []string{"start", "--name", name, "-e", asTetherEnv + "=0", "-e", helperEnv + "=say", "--", exe, wineTag(t), dir, "stay"}
+	t.Cleanup(func() {
+		if s := sessionIn(lsJSON(t, false), name); s != nil {
+			tether(t, "stop", "--kill", name)
+		}
+	})
+	if code, _, stderr := tether(t, args...); code != 0 {
+		t.Fatalf("tether start = %d: %s", code, stderr)
+	}
+	want := map[string]string{"hello from stdout": "stdout", "hello from stderr": "stderr"}
+	var out string
+	for deadline := time.Now().Add(runDeadline); ; time.Sleep(20 * time.Millisecond) {
+		var code int
+		code, out, _ = tether(t, "logs", "--json", name)
+		if code == 0 && strings.Contains(out, "hello from stdout") && strings.Contains(out, "hello from stderr") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tether logs --json never showed both lines: %q", out)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct{ Stream, Line string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("logs --json line %q: %v", line, err)
+		}
+		if s, ok := want[e.Line]; ok && s != e.Stream {
+			t.Errorf("%q on stream %q, want %q", e.Line, e.Stream, s)
+		}
+	}
+	follow, fout, _ := tetherCmd(t, "logs", "-f", name)
+	if err := startCmd(follow); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(runDeadline); !strings.Contains(fout.String(), "hello from stderr"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tether logs -f printed %q", fout.String())
+		}
+	}
+	if code, _, stderr := tether(t, "stop", name); code != 0 {
+		t.Fatalf("tether stop = %d: %s", code, stderr)
+	}
+	if code := wait(t, follow); code != 0 {
+		t.Errorf("tether logs -f = exit %d after the stop, want 0", code)
+	}
+	checkNoSurvivors(t)
+}

@@ -242,3 +242,13 @@ func (r *Registry) openChecked(p string, access, disposition uint32) (*os.File, 
 	return f, info, nil
 }
 
+// OpenFile opens the file p of a state dir for reading under ReadFile's
+// rules (a session's log, read as it grows).
+func OpenFile(p string) (*os.File, error) {
+	r, err := newRegistry("")
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := r.openChecked(p, windows.GENERIC_READ, windows.OPEN_EXISTING)
+	return f, err
+}

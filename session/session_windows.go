@@ -1,22 +1,14 @@
 package session
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
-
-// Logs is not implemented on Windows yet: following a log needs a file
-// watch of its own there (issue 14). The log itself is written.
-func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
-	return fmt.Errorf("session: logs: %w on Windows yet (the log is %s)", errors.ErrUnsupported, reg.LogPath(name))
-}
 
 // Exec is not implemented on Windows yet: it passes the caller's stdio to
 // the supervisor over a Unix socket, which Wine lacks (issue 14).

@@ -1,0 +1,12 @@
+package session
+
+import (
+	"os"
+
+	"github.com/tether-run/tether/registry"
+)
+
+// openLogReader opens a file of a session's log for reading, checked as
+// the registry checks records (registry.OpenFile): not through a reparse
+// point, a regular file of the user's that no one else may write.
+func openLogReader(path string) (*os.File, error) { return registry.OpenFile(path) }
