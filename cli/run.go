@@ -278,8 +278,24 @@ func summarize(e *env, r *receipt.Receipt, reported bool) {
 		e.warnf("main process exited; stopped %d stragglers it left (see the receipt)", r.StragglersTotal)
 	}
 	if r.Evidence.KillUsed && !reported {
-		e.warnf("members outlived the grace period and were killed")
+		if graceSkipped(r) {
+			e.warnf("the polite stop reached no process; the members were killed")
+		} else {
+			e.warnf("members outlived the grace period and were killed")
+		}
 	}
+}
+
+// graceSkipped reports whether the stop skipped its grace because the
+// polite request reached no one (Windows, where CTRL_BREAK_EVENT can be
+// refused).
+func graceSkipped(r *receipt.Receipt) bool {
+	for _, st := range r.Stop.Steps {
+		if st.Name == "grace" && strings.HasPrefix(st.Observed, "skipped") {
+			return true
+		}
+	}
+	return false
 }
 
 // signalName names the signals tether handles, portably.
