@@ -39,6 +39,11 @@ func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registr
 		}
 		h, err := supervisorOf(rec)
 		if err != nil {
+			// It may have ended since the read: a supervisor records the
+			// end before it exits.
+			if again, rerr := reg.Read(name); rerr == nil && !again.Live() {
+				return again, nil
+			}
 			return rec, err
 		}
 		// In slices, so that ctx is seen within a quarter second.
