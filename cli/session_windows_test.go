@@ -97,8 +97,8 @@ func TestWindowsSessionStop(t *testing.T) {
 				t.Fatal("a session's child broke away from its job")
 			}
 			s := sessionIn(lsJSON(t, false), name)
-			if s == nil || s["state"] != "running" || s["supervised"] != true || s["mechanism"] != "job-object" {
-				t.Fatalf("ls: %v; want running, supervised, job-object", s)
+			if s == nil || s["state"] != "running" || s["supervised"] != true || s["mechanism"] != "job-object" || s["caveats"] != nil {
+				t.Fatalf("ls: %v; want running, supervised, job-object, no caveats (started out of the caller's job)", s)
 			}
 			if live := liveMarked(t); len(live) < 2 {
 				t.Errorf("before the stop: %d marked processes, want >= 2 (main, sleeper): the check could not see a leak", len(live))
@@ -251,4 +251,28 @@ func TestWindowsSessionLogs(t *testing.T) {
 		t.Errorf("tether logs -f = exit %d after the stop, want 0", code)
 	}
 	checkNoSurvivors(t)
+}
+
+// TestWindowsSessionInCallerJob: a session started where the caller's job
+// forbids breakaway (inside tether run) is started in that job, says so
+// when it starts, and ends with the job: nothing of it outlives the run,
+// and reap cleans its record.
+func TestWindowsSessionInCallerJob(t *testing.T) {
+	dir := scratchDir(t)
+	name := "win-injob"
+	exe, _ := os.Executable()
+	code, _, stderr := tether(t, append([]string{"run", "--", exe}, startArgs(t, name, dir, "stay")...)...)
+	if code != 0 {
+		t.Fatalf("tether run -- tether start = %d: %s", code, stderr)
+	}
+	if want := `note: session "` + name + `" started inside its caller's job`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q does not say %q", stderr, want)
+	}
+	checkNoSurvivors(t)
+	if code, out, stderr := tether(t, "reap", "--json"); code != 0 || !strings.Contains(out, `"`+name+`"`) {
+		t.Errorf("tether reap = %d: %s %s; want %s reaped", code, out, stderr, name)
+	}
+	if s := sessionIn(lsJSON(t, false), name); s != nil {
+		t.Errorf("ls after reap: %v; want it gone", s)
+	}
 }

@@ -163,6 +163,9 @@ func runStart(e *env, f *startFlags, args []string) error {
 	}
 	if !f.quiet {
 		e.warnf("started session %q (%s)", rec.Name, lifetime(rec))
+		for _, c := range rec.Caveats {
+			e.warnf("note: session %q %s", rec.Name, c)
+		}
 	}
 	if f.json {
 		return printJSON(e, session.StatusOf(rec))

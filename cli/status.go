@@ -98,6 +98,9 @@ func printStatus(w io.Writer, s session.Status) {
 	if l := s.OutputLoss; l != nil {
 		fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)
 	}
+	for _, c := range s.Caveats {
+		fmt.Fprintf(w, "caveat:     %s\n", c)
+	}
 	if s.Error != "" {
 		fmt.Fprintf(w, "error:      %s\n", s.Error)
 	}

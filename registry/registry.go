@@ -96,6 +96,10 @@ type Record struct {
 	// (SIGUSR1); empty means SIGTERM. tether reap sends it too.
 	StopSignal string `json:"stop_signal,omitempty"`
 
+	// Caveats say what the session is bound to beyond its owner (on
+	// Windows: the caller's job, when that job forbids breakaway).
+	Caveats []string `json:"caveats,omitempty"`
+
 	// Set when the session ended.
 	StopReason string        `json:"stop_reason,omitempty"`
 	Exit       *receipt.Exit `json:"exit,omitempty"`

@@ -141,5 +141,9 @@ func enclosingSession(reg *registry.Registry) (string, bool) {
 	return "", false
 }
 
+// bindings are the caveats of a supervisor's session: none on Linux,
+// where enterScope takes the session out of its caller's unit.
+func bindings() []string { return nil }
+
 // startDetached starts cmd and returns it.
 func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) { return cmd, cmd.Start() }

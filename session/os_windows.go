@@ -73,8 +73,24 @@ func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) {
 	}
 	sys := *cmd.SysProcAttr
 	sys.CreationFlags &^= windows.CREATE_BREAKAWAY_FROM_JOB
-	again := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, SysProcAttr: &sys}
+	env := append(cmd.Env[:len(cmd.Env):len(cmd.Env)], callerJobEnv+"=1")
+	again := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: env, Dir: cmd.Dir, SysProcAttr: &sys}
 	return again, again.Start()
+}
+
+// callerJobEnv tells a supervisor that it was started inside its
+// caller's job.
+const callerJobEnv = "TETHER_IN_CALLER_JOB"
+
+// bindings are the caveats of a supervisor's session: that it runs in its
+// caller's job, when it does (the job forbade breakaway).
+func bindings() []string {
+	in := os.Getenv(callerJobEnv) == "1"
+	os.Unsetenv(callerJobEnv)
+	if !in {
+		return nil
+	}
+	return []string{"started inside its caller's job, which forbids breakaway (CREATE_BREAKAWAY_FROM_JOB was refused): the session ends when that job does"}
 }
 
 // detachFromCaller keeps the report pipe from the session's command:

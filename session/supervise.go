@@ -121,7 +121,9 @@ func supervise(stateDir, name string, ready *os.File) error {
 	}
 	started()
 	r := c.Receipt()
+	caveats := bindings()
 	err = w.update(func(rec *registry.Record) {
+		rec.Caveats = caveats
 		rec.State = registry.StateRunning
 		rec.Supervisor = self.Token.String()
 		rec.Mechanism = string(r.Mechanism)
