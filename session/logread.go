@@ -233,11 +233,15 @@ func (t *logTail) drain() error {
 // newer opens the files newer than the one followed. A rotation renames
 // the files one by one while they are listed and opened, so a generation
 // can be missed between two names: a gap after the file followed is
-// listed again, a few times, before take reports it as rotated away.
+// listed again, for up to rotationSettle, before take reports it as
+// rotated away. The bound is time, not tries: a writer descheduled in
+// the middle of its renames on a loaded machine took longer than five
+// tries 1 ms apart, and the follow reported a gap that was not there.
 func (t *logTail) newer() ([]*logFile, error) {
-	for try := 0; ; try++ {
+	deadline := time.Now().Add(rotationSettle)
+	for {
 		gens, err := openGenerations(t.path, t.cur.seq)
-		if err != nil || len(gens) == 0 || t.cur.seq < 0 || gens[0].seq == t.cur.seq+1 || try == 4 {
+		if err != nil || len(gens) == 0 || t.cur.seq < 0 || gens[0].seq == t.cur.seq+1 || !time.Now().Before(deadline) {
 			return gens, err
 		}
 		for _, g := range gens {
@@ -246,6 +250,10 @@ func (t *logTail) newer() ([]*logFile, error) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// rotationSettle bounds how long newer waits for a rotation's renames to
+// end before it believes a gap; only a gap that is real waits it out.
+const rotationSettle = 250 * time.Millisecond
 
 func (t *logTail) Close() error {
 	if t.cur != nil {
