@@ -151,8 +151,8 @@ func TestLeaksMainExit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tag, dir := newTag(), scratch(t)
 			c := helperCmd(t, tc.helper, tag, dir)
-			var out bytes.Buffer
-			c.Stdout, c.Grace = &out, -1
+			var out, errOut bytes.Buffer
+			c.Stdout, c.Stderr, c.Grace = &out, &errOut, -1
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestLeaksMainExit(t *testing.T) {
 			guard := time.AfterFunc(hangGuard, c.Kill)
 			defer guard.Stop()
 			if err := c.Wait(); err != nil {
-				t.Fatalf("Wait() = %v, want nil", err)
+				t.Fatalf("Wait() = %v, want nil; stderr %q", err, errOut.String())
 			}
 			r := c.Receipt()
 			checkReceipt(t, r, tc.procs)

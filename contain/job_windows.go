@@ -193,9 +193,21 @@ const memberAccess = windows.SYNCHRONIZE | windows.PROCESS_QUERY_INFORMATION | w
 // and counted, so a long run holds handles to live processes only.
 func (j *job) adopt(pid uint32, h windows.Handle) *member {
 	in, err := isProcessInJob(h, j.h)
+	if err != nil || !in {
+		windows.CloseHandle(h)
+		return nil
+	}
+	m := &member{pid: pid, h: h}
+	// The token is identity's: boot + pid + creation time, which names
+	// one process for good. A member whose times cannot be read gets no
+	// token. It is read before the lock: under Wine it can take a while.
+	if tok, err := identity.OfHandle(h, int(pid)); err == nil {
+		m.started = identity.StartedAt(tok)
+		m.token = tok.String()
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if err != nil || !in || j.closed {
+	if j.closed {
 		windows.CloseHandle(h)
 		return nil
 	}
@@ -203,16 +215,8 @@ func (j *job) adopt(pid uint32, h windows.Handle) *member {
 		windows.CloseHandle(h)
 		return old
 	}
-	m := &member{pid: pid, h: h}
-	// The token is identity's: boot + pid + creation time, which names
-	// one process for good. A member whose times cannot be read gets no
-	// token.
-	if tok, err := identity.OfHandle(h, int(pid)); err == nil {
-		m.started = identity.StartedAt(tok)
-		m.token = tok.String()
-	}
 	for p, o := range j.members {
-		if exitedHandle(o.h) {
+		if identity.Exited(o.h) {
 			windows.CloseHandle(o.h)
 			delete(j.members, p)
 			j.gone++
@@ -319,8 +323,7 @@ func (j *job) confirm(d time.Duration) (gone int, unconfirmed []string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for p, m := range j.members {
-		ms := max(time.Until(deadline).Milliseconds(), 0)
-		if ev, _ := windows.WaitForSingleObject(m.h, uint32(ms)); ev == windows.WAIT_OBJECT_0 {
+		if waitExit(m.h, max(time.Until(deadline), 0)) {
 			j.gone++
 		} else {
 			unconfirmed = append(unconfirmed, m.token)
@@ -337,7 +340,7 @@ func (j *job) live() []receipt.Process {
 	defer j.mu.Unlock()
 	var out []receipt.Process
 	for _, m := range j.members {
-		if !exitedHandle(m.h) {
+		if !identity.Exited(m.h) {
 			out = append(out, receipt.Process{PID: int(m.pid), Token: m.token, Argv: imageArgv(m.h), StartedAt: m.started})
 		}
 	}
@@ -371,8 +374,25 @@ func (j *job) close() error {
 	return nil
 }
 
-// exitedHandle reports whether the process behind h has exited.
-func exitedHandle(h windows.Handle) bool {
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == windows.WAIT_OBJECT_0
+// waitExit waits up to d (forever if d < 0) for the process behind h to
+// exit, and says whether it did. A wake that identity.Exited does not
+// confirm (Wine signals a process not yet running) is waited past.
+func waitExit(h windows.Handle, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		ms := uint32(windows.INFINITE)
+		if d >= 0 {
+			ms = uint32(max(time.Until(deadline), 0) / time.Millisecond)
+		}
+		if ev, err := windows.WaitForSingleObject(h, ms); err != nil || ev != windows.WAIT_OBJECT_0 {
+			return false
+		}
+		if identity.Exited(h) {
+			return true
+		}
+		if d >= 0 && time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

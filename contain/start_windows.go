@@ -232,8 +232,8 @@ func (c *Cmd) startMain() {
 	c.sys.exitCh = make(chan exitResult, 1)
 	go func() {
 		var ex exitResult
-		if _, err := windows.WaitForSingleObject(h, windows.INFINITE); err != nil {
-			ex.err = os.NewSyscallError("WaitForSingleObject", err)
+		if !waitExit(h, -1) {
+			ex.err = errors.New("contain: the main process's handle cannot be waited on")
 		} else if err := windows.GetExitCodeProcess(h, &ex.code); err != nil {
 			ex.err = os.NewSyscallError("GetExitCodeProcess", err)
 		}

@@ -111,7 +111,7 @@ func OpenPID(pid int) (*Handle, error) {
 		return nil, &processError{op: "OpenProcess", pid: pid, err: err}
 	}
 	tok, err := OfHandle(ph, pid)
-	if err == nil && exited(ph) {
+	if err == nil && Exited(ph) {
 		// Its object outlives it while someone holds a handle, as a
 		// zombie does on Linux: it is gone all the same.
 		err = fmt.Errorf("%w: pid %d has exited", ErrGone, pid)
@@ -129,16 +129,19 @@ func OpenPID(pid int) (*Handle, error) {
 }
 
 // OfHandle reads the token of process pid through ph, a handle to it
-// with PROCESS_QUERY_LIMITED_INFORMATION. Under Wine 8 a process that has
-// only just been created can report a creation time of
-// 0x5555555555555555 (1795): a time before 2000 or after now is read
-// again, for up to ~20 ms, then refused.
+// with PROCESS_QUERY_LIMITED_INFORMATION and SYNCHRONIZE. Under Wine 8 a process that has
+// only just been created reports the wineserver's fill pattern,
+// 0x5555555555555555 (1795), until it has started running, which can
+// take a few hundred milliseconds on a loaded machine: a time before 2000
+// or after now is read again, for up to plausibleWait, and refused at
+// once if the process has an exit time without ever reporting one.
 func OfHandle(ph windows.Handle, pid int) (Token, error) {
 	boot, err := BootID()
 	if err != nil {
 		return Token{}, err
 	}
-	for range 20 {
+	deadline := time.Now().Add(plausibleWait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		var created, ended, kernel, user windows.Filetime
 		if err := windows.GetProcessTimes(ph, &created, &ended, &kernel, &user); err != nil {
 			return Token{}, &processError{op: "GetProcessTimes", pid: pid, err: err}
@@ -146,10 +149,18 @@ func OfHandle(ph windows.Handle, pid int) (Token, error) {
 		if at := time.Unix(0, created.Nanoseconds()); at.Year() >= 2000 && !at.After(time.Now().Add(time.Second)) {
 			return Token{OS: "windows", BootID: boot, PID: pid, StartTime: uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime)}, nil
 		}
-		time.Sleep(time.Millisecond)
+		// Not its handle's state: Wine signals a process until its first
+		// thread runs.
+		exited := ended.HighDateTime != 0 || ended.LowDateTime != 0
+		if exited || time.Now().After(deadline) {
+			return Token{}, fmt.Errorf("identity: pid %d: no plausible creation time", pid)
+		}
+		time.Sleep(pause)
 	}
-	return Token{}, fmt.Errorf("identity: pid %d: no plausible creation time", pid)
 }
+
+// plausibleWait bounds OfHandle's wait for a creation time under Wine.
+const plausibleWait = 5 * time.Second
 
 type processError struct {
 	op  string
@@ -188,7 +199,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 	if h.h == 0 {
 		return ErrClosed
 	}
-	if exited(h.h) {
+	if Exited(h.h) {
 		return fmt.Errorf("%w: %s", ErrGone, h.Token)
 	}
 	switch sig {
@@ -196,7 +207,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 		return nil
 	case syscall.SIGKILL:
 		if err := windows.TerminateProcess(h.h, 137); err != nil {
-			if exited(h.h) {
+			if Exited(h.h) {
 				return fmt.Errorf("%w: %s", ErrGone, h.Token)
 			}
 			return &processError{op: "TerminateProcess", pid: h.Token.PID, err: err}
@@ -211,7 +222,7 @@ func (h *Handle) Signal(sig syscall.Signal) error {
 func (h *Handle) Exited() bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.h != 0 && exited(h.h)
+	return h.h != 0 && Exited(h.h)
 }
 
 // WaitExit waits up to d for the process to exit and reports whether it
@@ -254,8 +265,19 @@ func (h *Handle) Close() error {
 	return err
 }
 
-// exited reports whether the process behind ph has exited.
-func exited(ph windows.Handle) bool {
+// Exited reports whether the process behind ph, a handle with
+// SYNCHRONIZE and PROCESS_QUERY_LIMITED_INFORMATION, has exited: the
+// handle is signalled and the process has an exit time. Wine also
+// signals a process whose first thread has not run yet; that one has no
+// exit time.
+func Exited(ph windows.Handle) bool {
 	ev, err := windows.WaitForSingleObject(ph, 0)
-	return err == nil && ev == windows.WAIT_OBJECT_0
+	if err != nil || ev != windows.WAIT_OBJECT_0 {
+		return false
+	}
+	var created, ended, kernel, user windows.Filetime
+	if err := windows.GetProcessTimes(ph, &created, &ended, &kernel, &user); err != nil {
+		return true // signalled, and nothing says otherwise
+	}
+	return ended.HighDateTime != 0 || ended.LowDateTime != 0
 }
