@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
-	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
 )
@@ -346,22 +345,5 @@ func TestStartErrors(t *testing.T) {
 	c := Command("tether-no-such-program")
 	if err := c.Start(); StartErrorCode(err) != 127 {
 		t.Errorf("Start(missing) = %v (code %d), want 127", err, StartErrorCode(err))
-	}
-	tag, dir := newTag(), scratch(t)
-	c = helperCmd(t, "exit", tag, dir, "0")
-	c.Limits = limits.Spec{Pids: 10}
-	if err := c.Start(); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("Start(--pids, strict) = %v, want ErrUnsupported", err)
-	}
-	if r := c.Receipt(); !r.StopConfirmed || r.Stop.Reason != string(ReasonStartFailed) || r.Exit.Code != 125 {
-		t.Errorf("receipt of a refused start: confirmed %v reason %q exit %d", r.StopConfirmed, r.Stop.Reason, r.Exit.Code)
-	}
-	c = helperCmd(t, "exit", tag, dir, "0")
-	c.Limits, c.BestEffortLimits = limits.Spec{Pids: 10}, true
-	if err := c.Run(); err != nil {
-		t.Fatalf("Run(--pids, best-effort) = %v", err)
-	}
-	if l := c.Receipt().Limits; l == nil || len(l.NotApplied) != 1 || l.NotApplied[0].Name != "pids" {
-		t.Errorf("limits = %+v, want pids not applied", l)
 	}
 }

@@ -110,6 +110,22 @@ func runHelper(name string, args []string) int {
 	case "sleep":
 		ready(dir, "sleep-"+strconv.Itoa(os.Getpid()))
 		return sleep()
+	case "limited":
+		// Run inside a budget (TestLimitsEnforced): commits 512 MB at
+		// once, then starts sleepers until one is refused.
+		if _, err := windows.VirtualAlloc(0, 512<<20, windows.MEM_COMMIT|windows.MEM_RESERVE, windows.PAGE_READWRITE); err != nil {
+			fmt.Println("alloc:refused")
+		} else {
+			fmt.Println("alloc:allowed")
+		}
+		for range 5 {
+			if _, err := spawn(tag, "sleep", 0, dir); err != nil {
+				fmt.Println("spawn:refused")
+				break
+			}
+			fmt.Println("spawn:allowed")
+		}
+		return 0
 	case "polite":
 		// Exits on the polite stop (Go turns CTRL_BREAK into os.Interrupt).
 		ch := make(chan os.Signal, 1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -20,8 +21,10 @@ const (
 	procThreadAttributeJobList = 0x0002000D
 
 	// Messages a job posts to its completion port (winnt.h).
-	jobMsgActiveProcessZero = 4
-	jobMsgNewProcess        = 6
+	jobMsgActiveProcessLimit = 3
+	jobMsgActiveProcessZero  = 4
+	jobMsgNewProcess         = 6
+	jobMsgJobMemoryLimit     = 10
 
 	// drainStopKey is a completion key no job uses: it ends drain.
 	drainStopKey = ^uintptr(0)
@@ -93,7 +96,10 @@ type job struct {
 	nested bool // tether itself runs in a job
 	zero   chan struct{}
 	zOnce  sync.Once
-	done   chan struct{} // drain returned
+	// Limit hits the port reported: a process refused for the active
+	// process limit, an allocation refused for the job memory limit.
+	processHits, memoryHits atomic.Int64
+	done                    chan struct{} // drain returned
 
 	mu sync.Mutex
 	// members are keyed by pid: Windows does not reuse the pid of a
@@ -169,6 +175,10 @@ func (j *job) drain() {
 			j.track(uint32(ov))
 		case msg == jobMsgActiveProcessZero:
 			j.zOnce.Do(func() { close(j.zero) })
+		case msg == jobMsgActiveProcessLimit:
+			j.processHits.Add(1)
+		case msg == jobMsgJobMemoryLimit:
+			j.memoryHits.Add(1)
 		}
 	}
 }

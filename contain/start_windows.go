@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
 )
@@ -29,7 +30,8 @@ const killExitCode = 137
 
 type sysState struct {
 	job       *job
-	proc      windows.Handle // the main process
+	budget    *limits.JobBudget // nil: no limits
+	proc      windows.Handle    // the main process
 	pid       uint32
 	exitCh    chan exitResult
 	exit      *exitResult
@@ -75,6 +77,15 @@ func (c *Cmd) start() (err error) {
 	c.rec.Mechanism = receipt.MechanismJobObject
 	c.rec.Caveats = jobCaveats()
 	c.rec.Job = &receipt.Job{Flags: jobFlagNames, Nested: j.nested, Wine: wineVersion()}
+	if b := c.sys.budget; b != nil {
+		// Before any process is in the job: a member never runs
+		// outside its budget.
+		err := b.Apply(j.h, jobLimitFlags)
+		c.rec.Limits = b.Receipt()
+		if err != nil {
+			return err
+		}
+	}
 	if err := c.prepared(); err != nil {
 		return err
 	}
@@ -101,31 +112,12 @@ func (c *Cmd) checkOptions() error {
 	if c.Limits.IsZero() {
 		return nil
 	}
-	const why = "limits are not applied on Windows yet"
-	if !c.BestEffortLimits {
-		return fmt.Errorf("contain: %w: %s", errors.ErrUnsupported, why)
+	b, err := limits.ForJob(c.Limits, limits.HostCPUs(), c.BestEffortLimits)
+	if err != nil {
+		return err
 	}
-	l := &receipt.Limits{Mode: "best-effort"}
-	add := func(name, v string) {
-		l.NotApplied = append(l.NotApplied, receipt.LimitUnset{Name: name, Requested: v, Reason: why})
-	}
-	s := c.Limits
-	if s.Memory > 0 {
-		add("memory", fmt.Sprint(s.Memory))
-	}
-	if s.MemoryHigh > 0 {
-		add("memory_high", fmt.Sprint(s.MemoryHigh))
-	}
-	if s.SwapSet {
-		add("swap", fmt.Sprint(s.Swap))
-	}
-	if s.CPUs > 0 {
-		add("cpus", fmt.Sprint(s.CPUs))
-	}
-	if s.Pids > 0 {
-		add("pids", fmt.Sprint(s.Pids))
-	}
-	c.rec.Limits = l
+	c.sys.budget = b
+	c.rec.Limits = b.Receipt()
 	return nil
 }
 

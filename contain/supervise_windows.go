@@ -205,6 +205,10 @@ func (p *jobProtocol) confirm() {
 		obs += fmt.Sprintf(", %d not", n)
 	}
 	p.step("reap", obs, int(a.ActiveProcesses), err)
+	if b := c.sys.budget; b != nil && p.ev.Empty {
+		o := b.Outcome(j.h, j.memoryHits.Load(), j.processHits.Load())
+		p.step("limits", fmt.Sprintf("read the job's peak memory (%d bytes) and the port's limit hits (memory %d, processes %d)", o.MemoryPeakBytes, o.MemoryLimitHits, o.PidsLimitHits), 0, nil)
+	}
 	cerr := j.close()
 	p.step("remove", "job handle closed (KILL_ON_JOB_CLOSE)", 0, cerr)
 }
@@ -216,6 +220,9 @@ func (c *Cmd) finish(p *jobProtocol) {
 	r := &c.rec
 	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stopSignalName, Steps: p.steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
+	if b := c.sys.budget; b != nil {
+		r.Limits = b.Receipt()
+	}
 	r.TimedOut = p.reason == ReasonTimeout
 	p.ev.MainReaped = c.sys.exit != nil && c.sys.exit.err == nil
 	r.Evidence = p.ev

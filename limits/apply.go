@@ -101,7 +101,7 @@ func ApplyTo(spec Spec, host Host, bestEffort bool) (*Budget, error) {
 		b.rec.Mode = "best-effort"
 	}
 	a := &applier{b: b, host: host, spec: spec, v1Parents: map[string][]string{}, why: map[string]string{}}
-	for _, l := range a.requested() {
+	for _, l := range requests(a.spec) {
 		if err := a.apply(l.name, l.value, l.shown); err != nil {
 			if errors.Is(err, ErrUnavailable) && bestEffort {
 				b.rec.NotApplied = append(b.rec.NotApplied, receipt.LimitUnset{Name: l.name, Requested: l.shown, Reason: err.Error()})
@@ -127,8 +127,9 @@ type applier struct {
 	why       map[string]string // controller → why it is unavailable
 }
 
-func (a *applier) requested() []request {
-	s := a.spec
+// requests lists the limits spec sets, in the order they are applied,
+// each as requested.
+func requests(s Spec) []request {
 	var r []request
 	if s.Memory > 0 {
 		r = append(r, request{"memory", s.Memory, FormatSize(s.Memory)})

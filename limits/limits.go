@@ -17,9 +17,10 @@ import (
 var (
 	// ErrSyntax is returned for a size or CPU count that cannot be parsed.
 	ErrSyntax = errors.New("limits: bad value")
-	// ErrUnavailable is returned when a controller a limit needs is not
-	// available to the parent cgroup; the message says what to do.
-	ErrUnavailable = errors.New("limits: controller unavailable")
+	// ErrUnavailable is returned when a limit cannot be applied here: a
+	// controller it needs is not available to the parent cgroup, or a
+	// Windows job does not hold it. The message says why.
+	ErrUnavailable = errors.New("limits: not available")
 	// ErrAboveParent is returned when a limit exceeds what the parent
 	// cgroups allow; the message has both numbers.
 	ErrAboveParent = errors.New("limits: above the parent's limit")
