@@ -217,7 +217,7 @@ func TestWindowsRefusals(t *testing.T) {
 		{[]string{"start", "--signal", "INT", "--", exe}, 2, "not supported on Windows"},
 		{[]string{"exec", "x", "--", exe}, 125, "not supported on Windows yet"},
 		{[]string{"run", "--signal", "INT", "--", exe}, 125, "not supported on Windows"},
-		{[]string{"run", "--memory", "1G", "--", exe}, 125, "not applied on Windows yet"},
+		{[]string{"run", "--memory-high", "1G", "--", exe}, 125, "a Windows job has no soft memory limit"},
 		{[]string{"run", "--", "tether-no-such-program"}, 127, "not found"},
 	} {
 		code, _, stderr := tether(t, tc.args...)

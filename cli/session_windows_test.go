@@ -100,8 +100,17 @@ func TestWindowsSessionStop(t *testing.T) {
 			if s == nil || s["state"] != "running" || s["supervised"] != true || s["mechanism"] != "job-object" || s["caveats"] != nil {
 				t.Fatalf("ls: %v; want running, supervised, job-object, no caveats (started out of the caller's job)", s)
 			}
-			if live := liveMarked(t); len(live) < 2 {
+			live := liveMarked(t)
+			if len(live) < 2 {
 				t.Errorf("before the stop: %d marked processes, want >= 2 (main, sleeper): the check could not see a leak", len(live))
+			}
+			// ls reads the job through its name: every process in it,
+			// and their commit charge. (CPU time: Wine's job accounting
+			// has none.)
+			procs, _ := s["procs"].(float64)
+			mem, _ := s["memory_bytes"].(float64)
+			if int(procs) != len(live) || mem <= 0 || s["memory_source"] != "commit charge" {
+				t.Errorf("ls: procs %v memory %v (%v); want %d processes and their commit charge", s["procs"], s["memory_bytes"], s["memory_source"], len(live))
 			}
 			code, out, stderr := tether(t, "stop", "--json", name)
 			if code != 0 {

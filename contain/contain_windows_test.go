@@ -346,4 +346,19 @@ func TestStartErrors(t *testing.T) {
 	if err := c.Start(); StartErrorCode(err) != 127 {
 		t.Errorf("Start(missing) = %v (code %d), want 127", err, StartErrorCode(err))
 	}
+	// A run's job is always new: a job with its name is refused.
+	tag, dir := newTag(), scratch(t)
+	first := helperCmd(t, "sleep", tag, dir)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Wait()
+	defer first.Kill()
+	second := helperCmd(t, "sleep", tag, dir)
+	second.RunID = first.RunID
+	if err := second.Start(); !errors.Is(err, ErrNoJob) || !strings.Contains(err.Error(), "exists already") {
+		t.Errorf("Start(a run id whose job exists) = %v, want ErrNoJob saying so", err)
+		second.Kill()
+		second.Wait()
+	}
 }

@@ -49,13 +49,16 @@ type jobCompletionPort struct {
 }
 
 var (
-	kernel32                       = windows.NewLazySystemDLL("kernel32.dll")
-	procIsProcessInJob             = kernel32.NewProc("IsProcessInJob")
-	procGetQueuedCompletion        = kernel32.NewProc("GetQueuedCompletionStatus")
-	procWineGetVersion             = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version")
-	errJobClosed                   = errors.New("contain: job closed")
-	jobFlagNames                   = []string{"KILL_ON_JOB_CLOSE"}
-	jobLimitFlags           uint32 = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	kernel32                        = windows.NewLazySystemDLL("kernel32.dll")
+	procIsProcessInJob              = kernel32.NewProc("IsProcessInJob")
+	procCreateJobObjectW            = kernel32.NewProc("CreateJobObjectW")
+	procOpenJobObjectW              = kernel32.NewProc("OpenJobObjectW")
+	procGetProcessMemoryInfo        = kernel32.NewProc("K32GetProcessMemoryInfo")
+	procGetQueuedCompletion         = kernel32.NewProc("GetQueuedCompletionStatus")
+	procWineGetVersion              = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version")
+	errJobClosed                    = errors.New("contain: job closed")
+	jobFlagNames                    = []string{"KILL_ON_JOB_CLOSE"}
+	jobLimitFlags            uint32 = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
 )
 
 // wineVersion is the version of Wine this process runs under, or "" on
@@ -119,12 +122,23 @@ type member struct {
 	started time.Time
 }
 
-// newJob creates the job, sets its limits and ties it to a completion
-// port. On any failure nothing is left open: the start must fail closed.
-func newJob() (*job, error) {
-	h, err := windows.CreateJobObject(nil, nil)
+// newJob creates the job named name, sets its limits and ties it to a
+// completion port. A job of that name that exists already is refused:
+// the run's job is always new. On any failure nothing is left open: the
+// start must fail closed.
+func newJob(name string) (*job, error) {
+	n, err := windows.UTF16PtrFromString(name)
 	if err != nil {
-		return nil, os.NewSyscallError("CreateJobObject", err)
+		return nil, fmt.Errorf("job name %q: %w", name, err)
+	}
+	r, _, lastErr := procCreateJobObjectW.Call(0, uintptr(unsafe.Pointer(n)))
+	h := windows.Handle(r)
+	if h == 0 {
+		return nil, os.NewSyscallError("CreateJobObject", lastErr)
+	}
+	if lastErr == windows.ERROR_ALREADY_EXISTS {
+		windows.CloseHandle(h)
+		return nil, fmt.Errorf("CreateJobObject: a job named %s exists already", name)
 	}
 	j := &job{h: h, zero: make(chan struct{}), done: make(chan struct{}), members: map[uint32]*member{}}
 	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION

@@ -69,7 +69,7 @@ func (c *Cmd) start() (err error) {
 	if err := c.checkOptions(); err != nil {
 		return err
 	}
-	j, err := newJob()
+	j, err := newJob(jobName(c.RunID))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoJob, err)
 	}
