@@ -186,23 +186,30 @@ func TestWindowsRunTimeout(t *testing.T) {
 // job dies with it (KILL_ON_JOB_CLOSE).
 func TestWindowsTetherKilled(t *testing.T) {
 	dir := scratchDir(t)
-	cmd, _, _ := tetherCmd(t, treeArgs(t, dir, "stay")...)
+	cmd, _, stderr := tetherCmd(t, treeArgs(t, dir, "stay")...)
 	if err := startCmd(cmd); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	for deadline := time.Now().Add(runDeadline); ; time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(filepath.Join(dir, "sleeper")); err == nil {
 			break
 		}
+		select {
+		case err := <-exited:
+			t.Fatalf("tether run ended (%v) before the sleeper started: %s", err, stderr)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("sleeper never started")
+			t.Fatalf("sleeper never started: %s", stderr)
 		}
 	}
 	if live := liveMarked(t); len(live) < 2 {
 		t.Errorf("before the kill: %d marked processes seen, want >= 2 (the check could not see a leak)", len(live))
 	}
 	cmd.Process.Kill()
-	cmd.Wait()
+	<-exited
 	checkNoSurvivors(t)
 }
 
