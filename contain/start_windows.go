@@ -148,50 +148,13 @@ func (c *Cmd) launch() error {
 			windows.CloseHandle(h)
 		}
 	}()
-	attrs, err := windows.NewProcThreadAttributeList(2)
-	if err != nil {
-		return os.NewSyscallError("InitializeProcThreadAttributeList", err)
-	}
-	defer attrs.Delete()
-	jobs := []windows.Handle{c.sys.job.h}
-	if err := attrs.Update(procThreadAttributeJobList, unsafe.Pointer(&jobs[0]), unsafe.Sizeof(jobs[0])); err != nil {
-		return os.NewSyscallError("UpdateProcThreadAttribute(JOB_LIST)", err)
-	}
-	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&std[0]), uintptr(len(std))*unsafe.Sizeof(std[0])); err != nil {
-		return os.NewSyscallError("UpdateProcThreadAttribute(HANDLE_LIST)", err)
-	}
-	si := &windows.StartupInfoEx{ProcThreadAttributeList: attrs.List()}
-	si.Cb = uint32(unsafe.Sizeof(*si))
-	si.Flags = windows.STARTF_USESTDHANDLES
-	si.StdInput, si.StdOutput, si.StdErr = std[0], std[1], std[2]
-
-	app, err := windows.UTF16PtrFromString(c.Path)
-	if err != nil {
-		return &os.PathError{Op: "CreateProcess", Path: c.Path, Err: err}
-	}
-	cmdline, err := windows.UTF16PtrFromString(windows.ComposeCommandLine(c.Args))
-	if err != nil {
-		return &os.PathError{Op: "CreateProcess", Path: c.Path, Err: err}
-	}
-	env, err := envBlock(c.env())
-	if err != nil {
-		return err
-	}
-	var dir *uint16
-	if c.Dir != "" {
-		if dir, err = windows.UTF16PtrFromString(c.Dir); err != nil {
-			return &os.PathError{Op: "CreateProcess", Path: c.Dir, Err: err}
-		}
-	}
-	flags := uint32(windows.CREATE_UNICODE_ENVIRONMENT | windows.EXTENDED_STARTUPINFO_PRESENT | windows.CREATE_NEW_PROCESS_GROUP)
-	var pi windows.ProcessInformation
-	err = windows.CreateProcess(app, cmdline, nil, nil, true, flags, &env[0], dir, &si.StartupInfo, &pi)
+	pi, err := createInJob(c.sys.job.h, c.Path, c.Args, c.env(), c.Dir, std)
 	for _, f := range c.sys.childEnds {
 		f.Close()
 	}
 	c.sys.childEnds = nil
 	if err != nil {
-		return &os.PathError{Op: "CreateProcess", Path: c.Path, Err: err}
+		return err
 	}
 	windows.CloseHandle(pi.Thread)
 	c.sys.proc, c.sys.pid = pi.Process, pi.ProcessId
@@ -205,6 +168,54 @@ func (c *Cmd) launch() error {
 	}
 	c.startMain()
 	return nil
+}
+
+// createInJob creates a process of path with args, env and dir in job,
+// with std as its standard handles (inheritable; the only handles it
+// inherits, PROC_THREAD_ATTRIBUTE_HANDLE_LIST), in a process group of
+// its own. It is in the job from its creation (PROC_THREAD_ATTRIBUTE_JOB_LIST).
+func createInJob(job windows.Handle, path string, args, env []string, dir string, std []windows.Handle) (windows.ProcessInformation, error) {
+	var pi windows.ProcessInformation
+	attrs, err := windows.NewProcThreadAttributeList(2)
+	if err != nil {
+		return pi, os.NewSyscallError("InitializeProcThreadAttributeList", err)
+	}
+	defer attrs.Delete()
+	jobs := []windows.Handle{job}
+	if err := attrs.Update(procThreadAttributeJobList, unsafe.Pointer(&jobs[0]), unsafe.Sizeof(jobs[0])); err != nil {
+		return pi, os.NewSyscallError("UpdateProcThreadAttribute(JOB_LIST)", err)
+	}
+	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&std[0]), uintptr(len(std))*unsafe.Sizeof(std[0])); err != nil {
+		return pi, os.NewSyscallError("UpdateProcThreadAttribute(HANDLE_LIST)", err)
+	}
+	si := &windows.StartupInfoEx{ProcThreadAttributeList: attrs.List()}
+	si.Cb = uint32(unsafe.Sizeof(*si))
+	si.Flags = windows.STARTF_USESTDHANDLES
+	si.StdInput, si.StdOutput, si.StdErr = std[0], std[1], std[2]
+
+	app, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return pi, &os.PathError{Op: "CreateProcess", Path: path, Err: err}
+	}
+	cmdline, err := windows.UTF16PtrFromString(windows.ComposeCommandLine(args))
+	if err != nil {
+		return pi, &os.PathError{Op: "CreateProcess", Path: path, Err: err}
+	}
+	block, err := envBlock(env)
+	if err != nil {
+		return pi, err
+	}
+	var wdir *uint16
+	if dir != "" {
+		if wdir, err = windows.UTF16PtrFromString(dir); err != nil {
+			return pi, &os.PathError{Op: "CreateProcess", Path: dir, Err: err}
+		}
+	}
+	flags := uint32(windows.CREATE_UNICODE_ENVIRONMENT | windows.EXTENDED_STARTUPINFO_PRESENT | windows.CREATE_NEW_PROCESS_GROUP)
+	if err := windows.CreateProcess(app, cmdline, nil, nil, true, flags, &block[0], wdir, &si.StartupInfo, &pi); err != nil {
+		return pi, &os.PathError{Op: "CreateProcess", Path: path, Err: err}
+	}
+	return pi, nil
 }
 
 // startMain records the main process and waits for its exit in the
@@ -246,15 +257,24 @@ func (c *Cmd) stdHandles() ([]windows.Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	var std []windows.Handle
-	for i, v := range []any{in, out, errw} {
+	std, nuls, err := inheritStd([]any{in, out, errw})
+	c.sys.childEnds = append(c.sys.childEnds, nuls...)
+	return std, err
+}
+
+// inheritStd returns inheritable duplicates of three standard handles:
+// each *os.File's own, NUL for anything else; nuls are the NUL files it
+// opened, for the caller to close once the process is created. On error
+// nothing is left open but nuls.
+func inheritStd(vs []any) (std []windows.Handle, nuls []*os.File, err error) {
+	for i, v := range vs {
 		f, _ := v.(*os.File)
 		if f == nil {
 			f, err = os.OpenFile(os.DevNull, map[bool]int{true: os.O_RDONLY, false: os.O_WRONLY}[i == 0], 0)
 			if err != nil {
 				break
 			}
-			c.sys.childEnds = append(c.sys.childEnds, f)
+			nuls = append(nuls, f)
 		}
 		var h windows.Handle
 		if h, err = dupHandle(windows.Handle(f.Fd()), true); err != nil {
@@ -267,9 +287,9 @@ func (c *Cmd) stdHandles() ([]windows.Handle, error) {
 		for _, h := range std {
 			windows.CloseHandle(h)
 		}
-		return nil, err
+		return nil, nuls, err
 	}
-	return std, nil
+	return std, nuls, nil
 }
 
 // dupHandle duplicates h within this process.
