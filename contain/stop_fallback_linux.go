@@ -121,10 +121,11 @@ func (p *protocol) fallbackKill() bool {
 // pids cannot change hands), and their descendants. A /proc snapshot is
 // not proof of parentage: a member that exits mid-scan may have its pid
 // reused, and the newcomer's children then name it as their parent. So a
-// child counts only when, after its pidfd is open, /proc still names the
-// member as its parent and the member's pidfd still reports it alive: a
-// live process owns its pid. (A member that exited had its children
-// reparented to us; the next walk finds them as orphans.)
+// child counts only when its stat, read after its pidfd is open, still
+// names the member as its parent, and the member's pidfd reports it
+// alive after that read: a live process owns its pid. (A member that
+// exited had its children reparented to us; the next walk finds them as
+// orphans.)
 func (p *protocol) walk() []*identity.Handle {
 	procs := readAllStats()
 	kids := map[int][]identity.Stat{}
@@ -138,9 +139,9 @@ func (p *protocol) walk() []*identity.Handle {
 		var h *identity.Handle
 		switch {
 		case st.PID == mainTok.PID && st.StartTime == mainTok.StartTime:
-			h = p.prove(st, nil)
+			h = p.prove(st)
 		case st.PPID == self && !isOwned(st.PID) && p.claims(st):
-			h = p.prove(st, nil)
+			h = p.prove(st)
 		}
 		if h != nil {
 			roots = append(roots, h)
@@ -151,43 +152,82 @@ func (p *protocol) walk() []*identity.Handle {
 		h := roots[len(roots)-1]
 		roots = roots[:len(roots)-1]
 		out = append(out, h)
-		for _, st := range kids[h.Token.PID] {
-			if c := p.prove(st, h); c != nil {
-				roots = append(roots, c)
-			}
-		}
+		roots = append(roots, p.children(h, kids[h.Token.PID])...)
 	}
 	return out
 }
 
-// prove returns the handle of the live member st describes, the child of
-// parent (nil: of ours, or the main process), or nil when that cannot be
-// proven. A member proven before is returned from the handles held.
-func (p *protocol) prove(st identity.Stat, parent *identity.Handle) *identity.Handle {
+// prove returns the handle of the live member st describes, a child of
+// ours or the main process, or nil when that cannot be proven. A member
+// proven before is returned from the handles held.
+func (p *protocol) prove(st identity.Stat) *identity.Handle {
 	if st.State == 'Z' || st.State == 'X' {
 		return nil
 	}
-	boot, _ := identity.BootID()
-	tok := identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}
-	if h, ok := p.handles[tok.Key()]; ok {
-		if h.Exited() {
-			return nil
-		}
+	if h, ok := p.held(st); ok {
 		return h
 	}
-	h, err := identity.Open(tok)
+	boot, _ := identity.BootID()
+	h, err := identity.Open(identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime})
 	if err != nil {
 		return nil
 	}
-	if parent != nil {
-		now, err := identity.ReadStat(st.PID)
-		if err != nil || now.PPID != parent.Token.PID || now.StartTime != st.StartTime || h.Exited() || parent.Exited() {
-			h.Close()
-			return nil
-		}
-	}
 	p.admit(h)
 	return h
+}
+
+// children returns the live members among sts, what the snapshot says
+// are parent's children. Each one not held yet is opened and its stat
+// read again after the open (OpenPIDStat, which also checks it alive
+// after the read): it must still name parent, with the start time the
+// snapshot had. Then parent must be alive: once, after all of its
+// children's reads.
+func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*identity.Handle {
+	var out, opened []*identity.Handle
+	for _, st := range sts {
+		if st.State == 'Z' || st.State == 'X' {
+			continue
+		}
+		if h, ok := p.held(st); ok {
+			if h != nil {
+				out = append(out, h)
+			}
+			continue
+		}
+		h, now, err := identity.OpenPIDStat(st.PID)
+		if err != nil {
+			continue
+		}
+		if now.PPID != parent.Token.PID || now.StartTime != st.StartTime {
+			h.Close()
+			continue
+		}
+		opened = append(opened, h)
+	}
+	if len(opened) > 0 && parent.Exited() {
+		for _, h := range opened {
+			h.Close()
+		}
+		return out
+	}
+	for _, h := range opened {
+		p.admit(h)
+	}
+	return append(out, opened...)
+}
+
+// held looks st up among the members proven before: ok when it is one,
+// with its handle, or nil if it has exited since.
+func (p *protocol) held(st identity.Stat) (*identity.Handle, bool) {
+	boot, _ := identity.BootID()
+	h, ok := p.handles[identity.Token{OS: "linux", BootID: boot, PID: st.PID, StartTime: st.StartTime}]
+	if !ok {
+		return nil, false
+	}
+	if h.Exited() {
+		return nil, true
+	}
+	return h, true
 }
 
 // claims reports whether an orphan child of ours belongs to this group.

@@ -58,17 +58,27 @@ func openByIno(t Token) (h *Handle, ok bool, err error) {
 // the pidfd is open and checked while the process is still alive, so a pid
 // reused in between cannot lend its identity to the pidfd.
 func OpenPID(pid int) (*Handle, error) {
+	h, _, err := OpenPIDStat(pid)
+	return h, err
+}
+
+// OpenPIDStat is OpenPID with the stat it read: its parent and state as
+// they were while the pidfd's process held pid.
+func OpenPIDStat(pid int) (*Handle, Stat, error) {
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		// ENOENT (EINVAL before Linux 6.9): the pid is now a thread of
 		// another process, not a process; whichever process had it is gone.
 		if errors.Is(err, unix.ESRCH) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL) {
-			return nil, fmt.Errorf("%w: pid %d is not a process", ErrGone, pid)
+			return nil, Stat{}, fmt.Errorf("%w: pid %d is not a process", ErrGone, pid)
 		}
-		return nil, os.NewSyscallError("pidfd_open", err)
+		return nil, Stat{}, os.NewSyscallError("pidfd_open", err)
 	}
-	tok, err := Of(pid)
-	tok.Ino = pidfsIno(fd)
+	boot, err := BootID()
+	var st Stat
+	if err == nil {
+		st, err = ReadStat(pid)
+	}
 	if err == nil && !alive(fd) {
 		// Exited (perhaps reused) between the open and the read: whatever
 		// /proc said may belong to another process.
@@ -76,9 +86,10 @@ func OpenPID(pid int) (*Handle, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return nil, err
+		return nil, Stat{}, err
 	}
-	return newHandle(tok, fd), nil
+	tok := Token{OS: "linux", BootID: boot, PID: pid, StartTime: st.StartTime, Ino: pidfsIno(fd)}
+	return newHandle(tok, fd), st, nil
 }
 
 // FD returns the pidfd, or -1 after Close. It stays owned by the Handle
