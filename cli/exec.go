@@ -30,6 +30,9 @@ COMMAND runs in a session of its own, without a controlling terminal (like
 docker exec without -t): ^C reaches it through tether exec; programs that
 need a terminal of their own (a shell's job control) do not get one.
 
+On Windows the supervisor creates COMMAND in the session's job; ^C ends
+it (TerminateProcess: a console break cannot reach another console).
+
 A session that has ended, is stopping, or runs under the fallback
 mechanism (no cgroup to join) is refused. To run something beside a
 session rather than in it: eval "$(tether env NAME)"; COMMAND.

@@ -222,7 +222,7 @@ func TestWindowsRefusals(t *testing.T) {
 	}{
 		{[]string{"doctor"}, 1, "not supported on Windows yet"},
 		{[]string{"start", "--signal", "INT", "--", exe}, 2, "not supported on Windows"},
-		{[]string{"exec", "x", "--", exe}, 125, "not supported on Windows yet"},
+		{[]string{"exec", "tether-no-such-session", "--", exe}, 125, "not found"},
 		{[]string{"run", "--signal", "INT", "--", exe}, 125, "not supported on Windows"},
 		{[]string{"run", "--memory-high", "1G", "--", exe}, 125, "a Windows job has no soft memory limit"},
 		{[]string{"run", "--", "tether-no-such-program"}, 127, "not found"},

@@ -285,3 +285,43 @@ func TestWindowsSessionInCallerJob(t *testing.T) {
 		t.Errorf("ls after reap: %v; want it gone", s)
 	}
 }
+
+// TestWindowsSessionExec: tether exec runs a command in a session's job,
+// through the supervisor's named pipe, with the caller's stdin, stdout
+// and stderr and its exit code; what the command leaves behind is the
+// session's, listed with it and ended by its stop; an ended session
+// refuses.
+func TestWindowsSessionExec(t *testing.T) {
+	dir, execDir := scratchDir(t), scratchDir(t)
+	name := "win-exec"
+	if code, _, stderr := tether(t, startArgs(t, name, dir, "stay")...); code != 0 {
+		t.Fatalf("tether start = %d: %s", code, stderr)
+	}
+	awaitFile(t, dir, "sleeper")
+	exe, _ := os.Executable()
+	helper := func(h string, args ...string) []string {
+		return append([]string{"exec", name, "--", "cmd", "/c", "set", asTetherEnv + "=0&&set", helperEnv + "=" + h + "&&", exe, wineTag(t)}, args...)
+	}
+
+	cmd, out, errOut := tetherCmd(t, helper("say", execDir, "0")...)
+	if code := wait(t, cmd); code != 0 || out.String() != "hello from stdout\r\n" && out.String() != "hello from stdout\n" || !strings.Contains(errOut.String(), "hello from stderr") {
+		t.Errorf("tether exec say = %d, stdout %q, stderr %q; want 0 and each line on its stream", code, out, errOut)
+	}
+	cmd, _, errOut = tetherCmd(t, helper("tree", execDir, "7")...)
+	if code := wait(t, cmd); code != 7 {
+		t.Errorf("tether exec tree 7 = %d, want the command's 7: %s", code, errOut)
+	}
+	awaitFile(t, execDir, "sleeper") // left by the exec'd tree, in the session
+	s := sessionIn(lsJSON(t, false), name)
+	if procs, _ := s["procs"].(float64); procs < 3 {
+		t.Errorf("ls: %v processes in the session, want >= 3 (its tree and the exec'd sleeper)", s["procs"])
+	}
+	if code, out, stderr := tether(t, "stop", name); code != 0 {
+		t.Fatalf("tether stop = %d: %s %s", code, out, stderr)
+	}
+	checkNoSurvivors(t)
+	code, _, stderr := tether(t, "exec", name, "--", exe)
+	if code != 125 || !strings.Contains(stderr, "has ended") {
+		t.Errorf("tether exec in an ended session = %d %q, want 125 and has ended", code, stderr)
+	}
+}
