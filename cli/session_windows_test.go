@@ -183,8 +183,8 @@ func TestWindowsSessionSupervisorKilled(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"dead-supervisor-empty"`) {
 		t.Fatalf("tether reap = %d: %s %s; want %s reaped as dead-supervisor-empty", code, out, stderr, name)
 	}
-	if s := sessionIn(lsJSON(t, true), name); s == nil || s["state"] != "stopped" {
-		t.Errorf("ls --all after reap: %v; want stopped", s)
+	if s := sessionIn(lsJSON(t, true), name); s == nil || s["state"] != "stopped" || s["stop_reason"] != "supervisor-died" {
+		t.Errorf("ls --all after reap: %v; want stopped, supervisor-died (as on Linux)", s)
 	}
 	if _, err := os.Lstat(reg.RuntimeDir(name)); !os.IsNotExist(err) {
 		t.Errorf("runtime dir after reap: %v; want removed", err)
@@ -323,5 +323,39 @@ func TestWindowsSessionExec(t *testing.T) {
 	code, _, stderr := tether(t, "exec", name, "--", exe)
 	if code != 125 || !strings.Contains(stderr, "has ended") {
 		t.Errorf("tether exec in an ended session = %d %q, want 125 and has ended", code, stderr)
+	}
+}
+
+// TestWindowsReapQuarantine: a corrupt record is moved to quarantine/
+// with the reason beside it, as on Linux; nothing is deleted.
+func TestWindowsReapQuarantine(t *testing.T) {
+	dir := os.Getenv("TETHER_STATE_DIR")
+	if _, err := registry.Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	name := "win-corrupt"
+	bad := filepath.Join(dir, "records", name+".json")
+	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(bad)
+	code, out, stderr := tether(t, "reap", "--json")
+	if code != 0 || !strings.Contains(out, `"corrupt"`) {
+		t.Fatalf("tether reap = %d: %s %s; want %s quarantined as corrupt", code, out, stderr, name)
+	}
+	if _, err := os.Lstat(bad); !os.IsNotExist(err) {
+		t.Errorf("the corrupt record is still in records/: %v", err)
+	}
+	q, _ := filepath.Glob(filepath.Join(dir, "quarantine", name+".json.*"))
+	var reason string
+	for _, p := range q {
+		if strings.HasSuffix(p, ".reason") {
+			b, _ := os.ReadFile(p)
+			reason = string(b)
+		}
+		defer os.Remove(p)
+	}
+	if len(q) != 2 || reason == "" {
+		t.Errorf("quarantine holds %v (reason %q); want the record and its reason", q, reason)
 	}
 }

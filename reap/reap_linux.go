@@ -232,30 +232,6 @@ func act(reg *registry.Registry, rec *registry.Record, a *Action, o Options) {
 	}
 }
 
-// finishRecord ends a record: a run's is deleted (its receipt kept), a
-// session's marked stopped; runtime dirs go once the stop is confirmed.
-func finishRecord(reg *registry.Registry, rec *registry.Record, why string, r *receipt.Receipt) error {
-	var errs []error
-	if r != nil {
-		b, _ := r.JSON()
-		p, err := reg.WriteReceipt(rec.Name, b)
-		errs = append(errs, err)
-		if err == nil {
-			rec.Receipt = p
-		}
-		rec.Exit = &r.Exit
-	}
-	if r != nil && !r.StopConfirmed {
-		return errors.Join(append(errs, fmt.Errorf("reap: stop of %q not confirmed; record kept", rec.Name))...)
-	}
-	if rec.Kind == "run" {
-		return errors.Join(append(errs, reg.Delete(rec.Name))...)
-	}
-	rec.State, rec.StopReason, rec.UpdatedAt = registry.StateStopped, why, time.Now().UTC()
-	errs = append(errs, reg.Write(rec), reg.Release(rec.Name))
-	return errors.Join(errs...)
-}
-
 // sweep removes what an ended session left (its runtime dir), and prunes
 // old records.
 func sweep(reg *registry.Registry, rec *registry.Record, o Options) error {
@@ -269,28 +245,6 @@ func sweep(reg *registry.Registry, rec *registry.Record, o Options) error {
 		err = errors.Join(err, reg.Delete(rec.Name))
 	}
 	return err
-}
-
-// quarantine renames a corrupt record out of the way, with the reason in
-// a file beside it. Nothing is deleted.
-func quarantine(reg *registry.Registry, name, why string) error {
-	q := filepath.Join(reg.Dir, "quarantine")
-	if err := os.Mkdir(q, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	if err := reg.CheckDir(q); err != nil { // a planted quarantine/ is refused
-		return err
-	}
-	stamp := time.Now().UTC().Format("20060102T150405.000000000")
-	dst := filepath.Join(q, name+".json."+stamp)
-	src := filepath.Join(reg.Dir, "records", name+".json")
-	if _, err := os.Lstat(src); err != nil {
-		src = filepath.Join(reg.Dir, "ended", name+".json")
-	}
-	if err := os.Rename(src, dst); err != nil {
-		return err
-	}
-	return os.WriteFile(dst+".reason", []byte(why+"\n"), 0o600)
 }
 
 // supervisorAlive reports whether the record's supervisor is provably

@@ -30,7 +30,7 @@ func Run(reg *registry.Registry, o Options) *Report {
 		if a.Class == Supervised && o.Quick {
 			continue
 		}
-		if rec != nil && !o.DryRun {
+		if (rec != nil || a.Class == Corrupt) && !o.DryRun {
 			actWindows(reg, rec, &a)
 		}
 		rep.Actions = append(rep.Actions, a)
@@ -45,6 +45,9 @@ func classifyWindows(reg *registry.Registry, name string) (Action, *registry.Rec
 	a := Action{Name: name}
 	rec, err := reg.Read(name)
 	switch {
+	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, registry.ErrBadName):
+		a.Class, a.Plan, a.Error = Corrupt, "quarantine the record (rename it with the reason beside it)", err.Error()
+		return a, nil
 	case errors.Is(err, registry.ErrUnsafe):
 		a.Class, a.Plan, a.Error = Unsafe, "leave it: not this user's, or open to others, or a symlink", err.Error()
 		return a, nil
@@ -79,21 +82,25 @@ func classifyWindows(reg *registry.Registry, name string) (Action, *registry.Rec
 	return a, rec
 }
 
-// actWindows carries out a's plan for rec.
+// actWindows carries out a's plan for rec (nil for a corrupt record).
 func actWindows(reg *registry.Registry, rec *registry.Record, a *Action) {
-	if a.Class == DeadFallback {
-		if err := identity.End(rec.Main, 10*time.Second); err != nil {
-			a.Error = err.Error()
-			return
+	var err error
+	switch a.Class {
+	case Corrupt:
+		err = quarantine(reg, a.Name, a.Error)
+	case OtherBoot:
+		err = finishRecord(reg, rec, "reboot", nil)
+	case DeadEmpty:
+		err = finishRecord(reg, rec, "supervisor-died", nil)
+	case DeadFallback:
+		if err = identity.End(rec.Main, 10*time.Second); err == nil {
+			err = finishRecord(reg, rec, "reaped", nil)
 		}
-	}
-	rec.State, rec.StopReason, rec.UpdatedAt = registry.StateStopped, "reaped", time.Now().UTC()
-	if rec.Error == "" {
-		rec.Error = "its supervisor died; reaped"
-	}
-	if err := errors.Join(reg.Write(rec), reg.Release(rec.Name)); err != nil {
-		a.Error = err.Error()
+	default:
 		return
 	}
-	a.Done = true
+	a.Done = err == nil
+	if err != nil {
+		a.Error = err.Error()
+	}
 }

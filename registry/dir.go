@@ -37,15 +37,16 @@ func Open(dir string) (*Registry, error) {
 	}
 	warmOnce.Do(func() { go json.Marshal(&Record{}) })
 	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "ended"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
-		if err := r.ensureDir(d); err != nil {
+		if err := r.EnsureDir(d); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
 
-// ensureDir creates d (0700) if missing, then checks it.
-func (r *Registry) ensureDir(d string) error {
+// EnsureDir creates d inside the registry (0700; on Windows with the
+// registry's protected DACL) if missing, then checks it.
+func (r *Registry) EnsureDir(d string) error {
 	err := r.checkDir(d)
 	if !errors.Is(err, os.ErrNotExist) {
 		return err // checked, or unsafe
