@@ -110,20 +110,10 @@ func recordNames(reg *registry.Registry, runtimeDirs map[string]bool, o Options)
 
 // classify decides what a record is, without acting.
 func classify(reg *registry.Registry, name string, o Options, runtimeDirs map[string]bool) (Action, *registry.Record) {
-	a := Action{Name: name}
-	rec, err := reg.Read(name)
-	switch {
-	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, registry.ErrBadName):
-		a.Class, a.Plan, a.Error = Corrupt, "quarantine the record (rename it with the reason beside it)", err.Error()
-		return a, nil
-	case errors.Is(err, registry.ErrUnsafe):
-		a.Class, a.Plan, a.Error = Unsafe, "leave it: not this user's, or open to others, or a symlink", err.Error()
-		return a, nil
-	case err != nil:
-		a.Class, a.Plan, a.Error = Unresolvable, "leave it: the record cannot be read", err.Error()
+	rec, a, ok := readRecord(reg, name)
+	if !ok {
 		return a, nil
 	}
-	a.Kind = rec.Kind
 	if !rec.Live() && rec.Cgroup != "" && exists(rec.Cgroup) && !supervisorAlive(rec) {
 		// Ended on record, but its leaf is still there: a supervisor that
 		// died before it could stop the group (or confirm the stop).

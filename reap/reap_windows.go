@@ -42,20 +42,10 @@ func Run(reg *registry.Registry, o Options) *Report {
 // classifyWindows decides what the live record name is. It returns the
 // record when reap is to act on it.
 func classifyWindows(reg *registry.Registry, name string) (Action, *registry.Record) {
-	a := Action{Name: name}
-	rec, err := reg.Read(name)
-	switch {
-	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, registry.ErrBadName):
-		a.Class, a.Plan, a.Error = Corrupt, "quarantine the record (rename it with the reason beside it)", err.Error()
-		return a, nil
-	case errors.Is(err, registry.ErrUnsafe):
-		a.Class, a.Plan, a.Error = Unsafe, "leave it: not this user's, or open to others, or a symlink", err.Error()
-		return a, nil
-	case err != nil:
-		a.Class, a.Plan, a.Error = Unresolvable, "leave it: the record cannot be read", err.Error()
+	rec, a, ok := readRecord(reg, name)
+	if !ok {
 		return a, nil
 	}
-	a.Kind = rec.Kind
 	sup := identity.Check(rec.Supervisor)
 	switch {
 	case sup == nil:

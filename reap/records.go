@@ -13,6 +13,26 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
+// readRecord reads the record name; when it cannot be, the action says
+// why and what reap does: a corrupt one is quarantined, an unsafe or
+// unreadable one left alone.
+func readRecord(reg *registry.Registry, name string) (*registry.Record, Action, bool) {
+	a := Action{Name: name}
+	rec, err := reg.Read(name)
+	switch {
+	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, registry.ErrBadName):
+		a.Class, a.Plan, a.Error = Corrupt, "quarantine the record (rename it with the reason beside it)", err.Error()
+	case errors.Is(err, registry.ErrUnsafe):
+		a.Class, a.Plan, a.Error = Unsafe, "leave it: not this user's, or open to others, or a symlink", err.Error()
+	case err != nil:
+		a.Class, a.Plan, a.Error = Unresolvable, "leave it: the record cannot be read", err.Error()
+	default:
+		a.Kind = rec.Kind
+		return rec, a, true
+	}
+	return nil, a, false
+}
+
 // finishRecord ends a record: a run's is deleted (its receipt kept), a
 // session's marked stopped; runtime dirs go once the stop is confirmed.
 func finishRecord(reg *registry.Registry, rec *registry.Record, why string, r *receipt.Receipt) error {

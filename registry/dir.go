@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -262,4 +263,26 @@ func (r *Registry) list(dir string) ([]*Record, []error) {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
 	return recs, errs
+}
+
+// readBounded reads f (the file p, of size bytes when it was opened), at
+// most max bytes, or fails wrapping ErrCorrupt. One read sized by the
+// file's size (plus one byte to see growth), not a growing buffer: reap
+// reads thousands of records.
+func readBounded(f *os.File, p string, size, max int64) ([]byte, error) {
+	if size > max {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
+	}
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(f, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: p, Err: err}
+	}
+	if int64(n) > max {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
+	}
+	return buf[:n], nil
 }

@@ -5,7 +5,6 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,21 +125,5 @@ func (r *Registry) ReadFile(p string, max int64) ([]byte, error) {
 	if int(st.Uid) != r.uid || st.Mode&0o022 != 0 {
 		return nil, fmt.Errorf("%w: %s is owned by uid %d with mode %#o", ErrUnsafe, p, st.Uid, st.Mode&0o777)
 	}
-	if st.Size > max {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
-	}
-	// One read sized by fstat (plus one byte to see growth), not a
-	// growing buffer: reap reads thousands of records.
-	buf := make([]byte, st.Size+1)
-	n, err := io.ReadFull(f, buf)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: p, Err: err}
-	}
-	if int64(n) > max {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
-	}
-	return buf[:n], nil
+	return readBounded(f, p, st.Size, max)
 }

@@ -3,7 +3,6 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,22 +178,7 @@ func (r *Registry) ReadFile(p string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow)
-	if size > max {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
-	}
-	buf := make([]byte, size+1)
-	n, err := io.ReadFull(f, buf)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: p, Err: err}
-	}
-	if int64(n) > max {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, p, max)
-	}
-	return buf[:n], nil
+	return readBounded(f, p, int64(info.FileSizeHigh)<<32|int64(info.FileSizeLow), max)
 }
 
 // openChecked opens the file p of the state (creating it with
