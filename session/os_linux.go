@@ -34,11 +34,12 @@ func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
 // readyFile is the supervisor's end of the report pipe: fd 3.
 func readyFile() *os.File { return os.NewFile(3, "ready") }
 
-// detached makes cmd start the supervisor in a session of its own, with
-// wr, the report pipe's write end, as its fd 3.
-func detached(cmd *exec.Cmd, wr *os.File) {
+// startDetached starts cmd, the supervisor, in a session of its own, with
+// wr, the report pipe's write end, as its fd 3, and returns it.
+func startDetached(cmd *exec.Cmd, wr *os.File) (*exec.Cmd, error) {
 	cmd.ExtraFiles = []*os.File{wr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd, cmd.Start()
 }
 
 // detachFromCaller closes what the supervisor inherited from its caller
@@ -144,6 +145,3 @@ func enclosingSession(reg *registry.Registry) (string, bool) {
 // bindings are the caveats of a supervisor's session: none on Linux,
 // where enterScope takes the session out of its caller's unit.
 func bindings() []string { return nil }
-
-// startDetached starts cmd and returns it.
-func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) { return cmd, cmd.Start() }

@@ -44,14 +44,17 @@ func readyFile() *os.File {
 	return os.NewFile(uintptr(n), "ready")
 }
 
-// detached makes cmd start the supervisor detached from its caller: with a
-// console of its own that no window shows (CREATE_NO_WINDOW: its
+// startDetached starts cmd, the supervisor, detached from its caller:
+// with a console of its own that no window shows (CREATE_NO_WINDOW: its
 // command's console programs share it, which CTRL_BREAK_EVENT needs), in
 // a process group of its own, and out of the caller's job
 // (CREATE_BREAKAWAY_FROM_JOB) so that the session outlives a caller that
 // runs in a job which kills on close. wr, the report pipe's write end, is
-// inherited, and named in TETHER_READY_HANDLE.
-func detached(cmd *exec.Cmd, wr *os.File) {
+// inherited, and named in TETHER_READY_HANDLE. Where the caller's job
+// does not allow breakaway (ERROR_ACCESS_DENIED) it starts a copy within
+// that job: the session then ends when the job does (a session started
+// inside a `tether run` is that run's). It returns the command that runs.
+func startDetached(cmd *exec.Cmd, wr *os.File) (*exec.Cmd, error) {
 	h := windows.Handle(wr.Fd())
 	windows.SetHandleInformation(h, windows.HANDLE_FLAG_INHERIT, windows.HANDLE_FLAG_INHERIT)
 	cmd.Env = append(cmd.Env, readyEnv+"="+strconv.FormatUint(uint64(h), 10))
@@ -59,14 +62,6 @@ func detached(cmd *exec.Cmd, wr *os.File) {
 		CreationFlags:              windows.CREATE_NO_WINDOW | windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_BREAKAWAY_FROM_JOB,
 		AdditionalInheritedHandles: []syscall.Handle{syscall.Handle(h)},
 	}
-}
-
-// startDetached starts cmd as detached set it up, and returns the
-// command that runs. Where the caller's job does not allow breakaway
-// (ERROR_ACCESS_DENIED) it starts a copy within that job: the session then
-// ends when the job does (a session started inside a `tether run` is that
-// run's).
-func startDetached(cmd *exec.Cmd) (*exec.Cmd, error) {
 	err := cmd.Start()
 	if !errors.Is(err, windows.ERROR_ACCESS_DENIED) {
 		return cmd, err

@@ -167,8 +167,7 @@ func launchSupervisor(ctx context.Context, reg *registry.Registry, exe string, o
 	defer rd.Close()
 	// The name goes after "--": whatever it is, it is never a flag.
 	cmd := &exec.Cmd{Path: exe, Args: supervisorArgs(exe, reg.Dir, o.Name), Env: env, Dir: o.Dir}
-	detached(cmd, wr)
-	cmd, err = startDetached(cmd)
+	cmd, err = startDetached(cmd, wr)
 	wr.Close()
 	if err != nil {
 		return &StartError{Code: 125, Err: fmt.Errorf("session: start supervisor %s: %w", exe, err)}
