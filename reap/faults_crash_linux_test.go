@@ -88,6 +88,18 @@ func TestFaultSessionCrash(t *testing.T) {
 				if start.code != 0 {
 					t.Fatalf("tether start = %s, want 0: %s", start, start.stderr)
 				}
+				// Stop only once the workload ignores TERM and has its
+				// child: a TERM before the trap ends the session politely,
+				// before the crash point (seen in the Debian 13 VM).
+				ready := filepath.Join(f.state, "s", "s", "ready")
+				for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					if _, err := os.Stat(ready); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the session's workload never said it was ready (%s)", ready)
+					}
+				}
 				stop := f.tether(nil, "stop", "--grace", "100ms", "s")
 				if stop.code == 0 {
 					t.Fatalf("tether stop = 0 (%s), want a failure: the supervisor should have died at %s", stop.stdout, point)

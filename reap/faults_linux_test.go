@@ -50,7 +50,7 @@ const faultRunScript = `trap "" TERM; setsid sh -c "trap \"\" TERM; sleep 1000" 
 
 // faultSessionScript is the session workload: TERM-ignoring, with a
 // setsid'd descendant.
-const faultSessionScript = `trap "" TERM; setsid sleep 1000 & sleep 1000`
+const faultSessionScript = `trap "" TERM; setsid sleep 1000 & : > "$TETHER_SESSION_DIR/ready"; sleep 1000`
 
 // The crash points of contain and atomicfile, in the order a run meets
 // them.
