@@ -45,6 +45,12 @@ func newDoctorCmd(e *env) *cobra.Command {
 The leaf parent is --cgroup-parent, else $TETHER_CGROUP_PARENT, else our own
 cgroup, as for tether run.
 
+On Windows the report is of Job Objects instead: the Windows (and Wine)
+version, whether tether runs in a job and may let a child break away from it
+(else sessions started here end with that job), a contained run of
+cmd /c exit 0, and which limits a job keeps (set on an empty job and read
+back).
+
 Exit status: 0 when the report was produced, whatever the host lacks; 1 if
 probing failed; 2 on bad usage.`,
 		Example: `  tether doctor
@@ -136,6 +142,9 @@ func doctorSections(r *hostinfo.Report) []section {
 		host.add("supported", "no")
 		return []section{host}
 	}
+	if r.Job != nil {
+		return jobSections(r, host)
+	}
 	host.add("kernel", "%s", r.Kernel)
 	if r.UID == 0 {
 		host.add("uid", "0 (root: may write any cgroup)")
@@ -192,6 +201,28 @@ func doctorSections(r *hostinfo.Report) []section {
 	run.add("mechanism", "%s: %s", r.Mechanism.Default, r.Mechanism.Why)
 	run.add("full containment", "%s", yesNo(r.FullContainment, "yes", "no"))
 	return append(secs, run)
+}
+
+// jobSections are the report on Windows: the job mechanism, limits and
+// tether run.
+func jobSections(r *hostinfo.Report, host section) []section {
+	j := r.Job
+	host.add("windows", "%s", j.Windows)
+	if j.Wine != "" {
+		host.add("wine", "%s (not Windows: no job limit is kept)", j.Wine)
+	}
+	job := section{title: "job objects"}
+	job.add("tether in a job", "%s", yesNo(j.InJob, "yes (runs' jobs are nested in it)", "no"))
+	job.add("create in a job", "%s", featureLine(j.CreateInJob))
+	job.add("breakaway", "%s", featureLine(j.Breakaway))
+	lim := section{title: "limits"}
+	for _, l := range r.Limits {
+		lim.add(l.Controller, "%s: %s", l.Where, l.Why)
+	}
+	run := section{title: "tether run"}
+	run.add("mechanism", "%s: %s", r.Mechanism.Default, r.Mechanism.Why)
+	run.add("full containment", "%s", yesNo(r.FullContainment, "yes", "no"))
+	return []section{host, job, lim, run}
 }
 
 func v2Section(r *hostinfo.Report) section {

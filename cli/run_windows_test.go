@@ -220,7 +220,6 @@ func TestWindowsRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"doctor"}, 1, "not supported on Windows yet"},
 		{[]string{"start", "--signal", "INT", "--", exe}, 2, "not supported on Windows"},
 		{[]string{"exec", "tether-no-such-session", "--", exe}, 125, "not found"},
 		{[]string{"run", "--signal", "INT", "--", exe}, 125, "not supported on Windows"},
@@ -231,5 +230,51 @@ func TestWindowsRefusals(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("tether %s = exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// TestWindowsDoctor: tether doctor probes the job mechanism by using it:
+// a contained run confirmed, breakaway allowed out of no job and refused
+// from inside a tether run's, and the limits a job keeps (none under
+// Wine).
+func TestWindowsDoctor(t *testing.T) {
+	exe, _ := os.Executable()
+	type report struct {
+		Supported bool `json:"supported"`
+		Job       *struct {
+			Wine        string `json:"wine"`
+			InJob       bool   `json:"in_job"`
+			CreateInJob struct {
+				Available bool `json:"available"`
+			} `json:"create_in_job"`
+			Breakaway struct {
+				Available, Probed bool
+			} `json:"breakaway"`
+		} `json:"job"`
+		Limits []struct {
+			Controller, Where, Why string
+		} `json:"limits"`
+		Mechanism struct{ Default string } `json:"mechanism"`
+	}
+	decode := func(args ...string) report {
+		code, out, stderr := tether(t, args...)
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Job == nil {
+			t.Fatalf("tether %s = %d (%v): %s %s", strings.Join(args, " "), code, err, out, stderr)
+		}
+		return r
+	}
+	r := decode("doctor", "--json")
+	if !r.Supported || r.Job.InJob || !r.Job.CreateInJob.Available || !r.Job.Breakaway.Available || r.Mechanism.Default != "job-object" || len(r.Limits) != 3 {
+		t.Errorf("doctor: %+v %+v", r, *r.Job)
+	}
+	for _, l := range r.Limits {
+		if r.Job.Wine != "" && (l.Where != "unavailable" || l.Why == "") {
+			t.Errorf("under Wine the %s limit is %s (%s), want unavailable with the reason", l.Controller, l.Where, l.Why)
+		}
+	}
+	inner := decode("run", "-q", "-e", asTetherEnv+"=1", "--", exe, "doctor", "--json")
+	if !inner.Job.InJob || inner.Job.Breakaway.Available || !inner.Job.Breakaway.Probed || !inner.Job.CreateInJob.Available {
+		t.Errorf("doctor inside tether run: %+v; want in a job, breakaway refused, nested runs contained", *inner.Job)
 	}
 }

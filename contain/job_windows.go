@@ -61,6 +61,16 @@ var (
 	jobLimitFlags            uint32 = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
 )
 
+// WineVersion is the version of Wine tether runs under, or "" on Windows.
+func WineVersion() string { return wineVersion() }
+
+// InJob reports whether tether itself runs in a job (a CI runner's, a
+// service's): the run's job is then nested in it.
+func InJob() bool {
+	in, err := isProcessInJob(windows.CurrentProcess(), 0)
+	return in && err == nil
+}
+
 // wineVersion is the version of Wine this process runs under, or "" on
 // Windows: Wine exports ntdll!wine_get_version, Windows does not.
 var wineVersion = sync.OnceValue(func() string {
@@ -161,7 +171,7 @@ func newJob(name string) (*job, error) {
 		return nil, os.NewSyscallError("SetInformationJobObject(AssociateCompletionPort)", err)
 	}
 	j.port = port
-	j.nested, _ = isProcessInJob(windows.CurrentProcess(), 0)
+	j.nested = InJob()
 	go j.drain()
 	return j, nil
 }

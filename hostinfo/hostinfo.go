@@ -27,6 +27,7 @@ const (
 	WhereV2          = "v2"
 	WhereV1          = "v1"
 	WhereUnavailable = "unavailable"
+	WhereJob         = "job" // Windows: the run's Job Object
 )
 
 // Mechanisms `tether run` would pick by default (Mechanism.Default).
@@ -37,6 +38,8 @@ const (
 	// cgroup parent cannot be used (it never silently falls back from a
 	// parent it was given), or starting into the leaf is refused.
 	MechanismError = "error"
+	// MechanismJobObject: Windows, a Job Object the command is created in.
+	MechanismJobObject = "job-object"
 )
 
 // Parent sources (LeafParent.Source) other than a caller's own label.
@@ -80,8 +83,11 @@ type Report struct {
 	Features  Features  `json:"features"`
 	Systemd   Systemd   `json:"systemd"`
 	Mechanism Mechanism `json:"mechanism"`
+	// Job describes the Windows Job Object mechanism (Windows only).
+	Job *Job `json:"job,omitempty"`
 	// FullContainment is true when tether run would start commands
-	// straight into a fresh cgroup leaf and could kill it with cgroup.kill.
+	// straight into a fresh cgroup leaf and could kill it with cgroup.kill
+	// (on Windows: into a Job Object from their creation).
 	FullContainment bool     `json:"full_containment"`
 	Advice          []string `json:"advice"`
 }
@@ -193,6 +199,28 @@ type Feature struct {
 	Available bool   `json:"available"`
 	Probed    bool   `json:"probed"` // false when the probe could not be tried
 	Detail    string `json:"detail"` // what was seen, or why it was not probed
+}
+
+// Job is what Windows offers tether's Job Objects, each probed by using
+// it.
+type Job struct {
+	// Windows is the version RtlGetVersion reports (Wine's: the version
+	// it pretends to be).
+	Windows string `json:"windows"`
+	// Wine is Wine's version when this runs under Wine, which keeps no
+	// job limits.
+	Wine string `json:"wine,omitempty"`
+	// InJob is true when tether itself runs in a job (a CI runner's, a
+	// service's, a terminal's).
+	InJob bool `json:"in_job"`
+	// CreateInJob: a process created in a fresh job
+	// (PROC_THREAD_ATTRIBUTE_JOB_LIST) and its stop confirmed, tried by
+	// a contained run of cmd /c exit 0.
+	CreateInJob Feature `json:"create_in_job"`
+	// Breakaway: a child may be created out of tether's job
+	// (CREATE_BREAKAWAY_FROM_JOB); without it a session started here is
+	// bound to that job and ends with it.
+	Breakaway Feature `json:"breakaway"`
 }
 
 // Systemd says whether the systemd way of delegation looks possible.
