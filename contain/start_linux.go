@@ -56,12 +56,6 @@ func (s *sysState) processState() *os.ProcessState {
 	return s.exit.state
 }
 
-type exitResult struct {
-	state *os.ProcessState
-	err   error
-	at    time.Time
-}
-
 // owned is the set of children whose exit status belongs to os.Process.Wait.
 // The orphan sweep never reaps them. The lock is held across fork+register
 // and across the sweep's listing, so a child is never seen half-registered.

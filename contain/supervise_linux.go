@@ -2,13 +2,11 @@ package contain
 
 import (
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/receipt"
-	"golang.org/x/sys/unix"
 )
 
 // supervise waits for the run to end (main exit, timeout or Stop), runs the
@@ -266,15 +264,4 @@ func (c *Cmd) finish(p *protocol) {
 	r.EndedAt = time.Now().UTC()
 	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
 	c.waitErr = waitError(r, c.sys.processState())
-}
-
-func exitOf(ex *exitResult) receipt.Exit {
-	if ex == nil || ex.state == nil {
-		return receipt.Exit{Code: 125, MainStatus: -1}
-	}
-	ws, ok := ex.state.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
-		return receipt.Exit{Code: 128 + int(ws.Signal()), MainStatus: -1, Signal: unix.SignalName(ws.Signal())}
-	}
-	return receipt.Exit{Code: ex.state.ExitCode(), MainStatus: ex.state.ExitCode()}
 }

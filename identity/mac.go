@@ -34,8 +34,12 @@ func macToken(boot string, p macProc) (Token, error) {
 	case p.StartSec <= 0 || p.StartUsec < 0 || p.StartUsec >= 1e6:
 		return Token{}, fmt.Errorf("identity: pid %d: start time %d.%06d is not one", p.PID, p.StartSec, p.StartUsec)
 	}
-	return Token{OS: "mac", BootID: boot, PID: p.PID, StartTime: uint64(p.StartSec)*1e6 + uint64(p.StartUsec)}, nil
+	return Token{OS: "mac", BootID: boot, PID: p.PID, StartTime: MacStartTime(p.StartSec, p.StartUsec)}, nil
 }
+
+// MacStartTime is a mac token's start time for kinfo_proc's p_starttime
+// (seconds and microseconds): microseconds since the Unix epoch.
+func MacStartTime(sec int64, usec int32) uint64 { return uint64(sec)*1e6 + uint64(usec) }
 
 // macStartedAt is the wall-clock start of a mac token's process.
 func macStartedAt(t Token) time.Time {

@@ -28,6 +28,9 @@ const (
 	// (PROC_THREAD_ATTRIBUTE_JOB_LIST), with breakaway denied and
 	// KILL_ON_JOB_CLOSE; TerminateJobObject stops every member.
 	MechanismJobObject Mechanism = "job-object"
+	// MechanismPgroup is macOS: the command in a session and process
+	// group of its own, its processes found in the process table.
+	MechanismPgroup Mechanism = "pgroup"
 )
 
 // Receipt is the record of one run.

@@ -1,0 +1,32 @@
+//go:build linux || darwin
+
+package contain
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/tether-run/tether/receipt"
+	"golang.org/x/sys/unix"
+)
+
+// exitResult is how the main process ended, as its waiter saw it.
+type exitResult struct {
+	state *os.ProcessState
+	err   error
+	at    time.Time
+}
+
+// exitOf is the receipt's exit of ex: the main process's code, or 128+n
+// when it died of signal n (125 when it was never reaped).
+func exitOf(ex *exitResult) receipt.Exit {
+	if ex == nil || ex.state == nil {
+		return receipt.Exit{Code: 125, MainStatus: -1}
+	}
+	ws, ok := ex.state.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return receipt.Exit{Code: 128 + int(ws.Signal()), MainStatus: -1, Signal: unix.SignalName(ws.Signal())}
+	}
+	return receipt.Exit{Code: ex.state.ExitCode(), MainStatus: ex.state.ExitCode()}
+}

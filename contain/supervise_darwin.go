@@ -1,0 +1,103 @@
+package contain
+
+import (
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/stop"
+	"github.com/tether-run/tether/receipt"
+)
+
+// watch walks the process table every watchEvery until the run ends, so
+// that members are known before their parents leave them.
+func (c *Cmd) watch() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			c.sys.group.walk()
+		}
+	}
+}
+
+// supervise waits for the run to end (main exit, timeout or Stop), runs
+// the stop protocol, and completes the receipt.
+func (c *Cmd) supervise() {
+	defer close(c.done)
+	reason := c.awaitEnd()
+	p := &pgroupProtocol{stepLog: stepLog{c: c, t0: time.Now()}, g: c.sys.group, sig: c.StopSignal,
+		grace: c.graceNow, killWait: c.killWaitNow(), skipped: c.skippedNow}
+	var strag []receipt.Process
+	nstrag := 0
+	if reason == ReasonMainExit {
+		p.straggler = func(t identity.Token) {
+			if t == c.sys.main {
+				return
+			}
+			nstrag++
+			if len(strag) < receipt.MaxListed {
+				strag = append(strag, *c.processRecord(t))
+			}
+		}
+	}
+	p.run()
+	if c.sys.exit == nil {
+		select {
+		case ex := <-c.sys.exitCh:
+			c.sys.exit = &ex
+		case <-time.After(c.killWaitNow()):
+		}
+	}
+	p.confirm(c.sys.exit != nil)
+	c.awaitCopies()
+	c.finish(p, reason, strag, nstrag)
+	c.track.finish(&c.rec, c.waitErr)
+}
+
+// waitEmpty keeps the run going after the main process exited, until a
+// walk finds no member (ReasonEmpty), the timeout, or a stop request.
+func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		if m, err := c.sys.group.walk(); err == nil && len(m) == 0 {
+			return ReasonEmpty
+		}
+		select {
+		case <-timeout:
+			return ReasonTimeout
+		case r := <-c.stopCh:
+			return r
+		case <-tick.C:
+		}
+	}
+}
+
+// finish fills in how the run ended.
+func (c *Cmd) finish(p *pgroupProtocol, reason Reason, strag []receipt.Process, nstrag int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := &c.rec
+	r.Stop = receipt.Stop{Reason: string(reason), Signal: stop.SignalName(c.StopSignal), Steps: p.steps}
+	r.Stragglers, r.StragglersTotal = strag, nstrag
+	r.TimedOut = reason == ReasonTimeout
+	p.ev.MainReaped = c.sys.exit != nil && c.sys.exit.err == nil
+	r.Evidence = p.ev
+	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0
+	if c.sys.stdinW != nil {
+		c.sys.stdinW.Close()
+	}
+	r.Exit = exitOf(c.sys.exit)
+	if r.TimedOut {
+		r.Exit.Code = 124
+	}
+	if c.sys.exit != nil {
+		c.sys.state = c.sys.exit.state
+	}
+	r.EndedAt = time.Now().UTC()
+	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+	c.waitErr = waitError(r, c.sys.state)
+}
