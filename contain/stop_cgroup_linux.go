@@ -14,7 +14,7 @@ import (
 func (p *protocol) runCgroup() {
 	leaf := p.c.leaf
 	s := &stop.Run{
-		Leaf: leaf, GraceNow: p.grace, KillWait: p.killWait(), Skip: p.c.skipCh, T0: p.t0, Signal: p.c.StopSignal,
+		Leaf: leaf, GraceNow: p.c.graceNow, KillWait: p.c.killWaitNow(), Skip: p.c.skipCh, T0: p.t0, Signal: p.c.StopSignal,
 		Member:   func(h *identity.Handle) { p.straggler(h.Token) },
 		Progress: p.c.Progress,
 	}

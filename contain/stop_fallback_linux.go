@@ -35,7 +35,7 @@ func (p *protocol) runFallback() {
 	if empty {
 		p.ev.Empty, p.ev.EmptyBy, p.ev.EmptyAt = true, "process-tree walk", time.Now().UTC()
 	}
-	deadline := time.Now().Add(p.killWait())
+	deadline := time.Now().Add(p.c.killWaitNow())
 	mainOK := p.awaitMain(deadline)
 	reaped, rerr := p.reapOrphans(deadline, p.fallbackOrphan)
 	p.ev.Reaped = reaped
@@ -49,14 +49,14 @@ func (p *protocol) runFallback() {
 }
 
 func (p *protocol) fallbackGrace() bool {
-	g := p.grace()
+	g := p.c.graceNow()
 	if g == 0 {
 		p.step("grace", "no grace period", 0, nil)
 		return false
 	}
 	began := time.Now()
 	for {
-		if p.skipped() {
+		if p.c.skippedNow() {
 			p.step("grace", "cut short by a second stop request", 0, nil)
 			return false
 		}
@@ -82,7 +82,7 @@ func (p *protocol) fallbackGrace() bool {
 // kill are only found by the next walk.
 func (p *protocol) fallbackKill() bool {
 	began := time.Now()
-	deadline := began.Add(p.killWait())
+	deadline := began.Add(p.c.killWaitNow())
 	killed, rounds := 0, 0
 	for {
 		members := p.walk()
@@ -91,7 +91,7 @@ func (p *protocol) fallbackKill() bool {
 			return true
 		}
 		if time.Now().After(deadline) {
-			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.killWait()), len(members), nil)
+			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.c.killWaitNow()), len(members), nil)
 			return false
 		}
 		var sent []*identity.Handle

@@ -14,7 +14,7 @@ import (
 func (c *Cmd) supervise() {
 	defer close(c.done)
 	reason := c.awaitEnd()
-	p := &protocol{c: c, reason: reason, t0: time.Now(), handles: map[identity.Token]*identity.Handle{}}
+	p := &protocol{stepLog: stepLog{c: c, t0: time.Now()}, reason: reason, handles: map[identity.Token]*identity.Handle{}}
 	p.run()
 	c.awaitCopies()
 	c.finish(p)
@@ -47,17 +47,15 @@ func (c *Cmd) groupEmpty() bool {
 		empty, err := c.leaf.WaitEmpty(0)
 		return err == nil && empty
 	}
-	p := &protocol{c: c, handles: map[identity.Token]*identity.Handle{}}
+	p := &protocol{stepLog: stepLog{c: c}, handles: map[identity.Token]*identity.Handle{}}
 	defer p.closeHandles()
 	return len(p.walk()) == 0
 }
 
 // protocol is one run of the stop protocol.
 type protocol struct {
-	c       *Cmd
+	stepLog
 	reason  Reason
-	t0      time.Time
-	steps   []receipt.Step
 	ev      receipt.Evidence
 	handles map[identity.Token]*identity.Handle // members identified, by Token.Key
 	strag   []receipt.Process
@@ -70,45 +68,10 @@ type protocol struct {
 	caveats []string
 }
 
-// step records a step that ends now. Its At is when it ended, except for
-// the steps recorded with stepFrom.
-func (p *protocol) step(name, observed string, members int, err error) {
-	p.stepFrom(time.Now(), name, observed, members, err)
-}
-
-// stepFrom records a step whose At is when it began (the kill step: the
-// start of the kill phase is what latency is measured from).
-func (p *protocol) stepFrom(now time.Time, name, observed string, members int, err error) {
-	s := receipt.Step{Name: name, At: now.UTC(), ElapsedMS: now.Sub(p.t0).Milliseconds(), Observed: observed, Members: members}
-	if err != nil {
-		s.Error = err.Error()
-	}
-	p.steps = append(p.steps, s)
-	if p.c.Progress != nil {
-		p.c.Progress(s)
-	}
-}
-
-// grace is the grace period in force now: SetGrace may change it while
-// the protocol waits.
-func (p *protocol) grace() time.Duration {
-	p.c.mu.Lock()
-	g := p.c.Grace
-	p.c.mu.Unlock()
-	switch {
-	case g < 0:
-		return 0
-	case g == 0:
-		return DefaultGrace
-	default:
-		return g
-	}
-}
-
 // graceLeft is how much of the grace that began at began is left, and
 // the grace in force; changed says whether SetGrace changed it from g0.
 func (p *protocol) graceLeft(began time.Time, g0 time.Duration) (left, g time.Duration, changed bool) {
-	g = p.grace()
+	g = p.c.graceNow()
 	return time.Until(began.Add(g)), g, g != g0
 }
 
@@ -119,23 +82,6 @@ func graceOver(g time.Duration, changed bool, left string) string {
 		s += " (grace changed by a later stop request)"
 	}
 	return s
-}
-
-func (p *protocol) killWait() time.Duration {
-	if p.c.KillWait > 0 {
-		return p.c.KillWait
-	}
-	return DefaultKillWait
-}
-
-// skipped reports whether Kill asked to cut the grace short.
-func (p *protocol) skipped() bool {
-	select {
-	case <-p.c.skipCh:
-		return true
-	default:
-		return false
-	}
 }
 
 // admit records a verified member of the fallback: a handle kept for the

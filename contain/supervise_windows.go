@@ -17,7 +17,7 @@ const stopSignalName = "CTRL_BREAK_EVENT"
 func (c *Cmd) supervise() {
 	defer close(c.done)
 	reason := c.awaitEnd()
-	p := &jobProtocol{c: c, j: c.sys.job, reason: reason, t0: time.Now()}
+	p := &jobProtocol{stepLog: stepLog{c: c, t0: time.Now()}, j: c.sys.job, reason: reason}
 	p.run()
 	c.awaitCopies()
 	c.finish(p)
@@ -48,51 +48,13 @@ func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
 // to the command's process group, the grace, TerminateJobObject, the wait
 // for an empty job, then every member's handle checked.
 type jobProtocol struct {
-	c      *Cmd
+	stepLog
 	j      *job
 	reason Reason
-	t0     time.Time
-	steps  []receipt.Step
 	ev     receipt.Evidence
 	strag  []receipt.Process
 	nstrag int
 	acct   jobAccounting
-}
-
-func (p *jobProtocol) step(name, observed string, members int, err error) {
-	p.stepFrom(time.Now(), name, observed, members, err)
-}
-
-func (p *jobProtocol) stepFrom(at time.Time, name, observed string, members int, err error) {
-	s := receipt.Step{Name: name, At: at.UTC(), ElapsedMS: at.Sub(p.t0).Milliseconds(), Observed: observed, Members: members}
-	if err != nil {
-		s.Error = err.Error()
-	}
-	p.steps = append(p.steps, s)
-	if p.c.Progress != nil {
-		p.c.Progress(s)
-	}
-}
-
-// grace is the grace period in force now (SetGrace may change it).
-func (p *jobProtocol) grace() time.Duration {
-	p.c.mu.Lock()
-	g := p.c.Grace
-	p.c.mu.Unlock()
-	switch {
-	case g < 0:
-		return 0
-	case g == 0:
-		return DefaultGrace
-	}
-	return g
-}
-
-func (p *jobProtocol) killWait() time.Duration {
-	if p.c.KillWait > 0 {
-		return p.c.KillWait
-	}
-	return DefaultKillWait
 }
 
 func (p *jobProtocol) run() {
@@ -142,7 +104,7 @@ func (p *jobProtocol) term(active uint32) bool {
 // Kill cuts it short.
 func (p *jobProtocol) graceWait() {
 	began := time.Now()
-	g := p.grace()
+	g := p.c.graceNow()
 	empty, err := p.j.waitEmpty(time.Until(began.Add(g)), p.c.skipCh)
 	n, _ := p.j.active()
 	switch {
@@ -161,12 +123,12 @@ func (p *jobProtocol) kill(active uint32, qerr error) {
 	p.ev.KillUsed = true
 	err := errors.Join(qerr, p.j.terminate(killExitCode))
 	p.stepFrom(at, "kill", fmt.Sprintf("TerminateJobObject (exit code %d); %d processes in the job", killExitCode, active), int(active), err)
-	empty, werr := p.j.waitEmpty(p.killWait(), nil)
+	empty, werr := p.j.waitEmpty(p.c.killWaitNow(), nil)
 	if empty {
 		p.step("kill-wait", "job empty", 0, werr)
 	} else {
 		n, _ := p.j.active()
-		p.step("kill-wait", fmt.Sprintf("%d processes in the job after %s", n, p.killWait()), int(n), werr)
+		p.step("kill-wait", fmt.Sprintf("%d processes in the job after %s", n, p.c.killWaitNow()), int(n), werr)
 	}
 }
 
@@ -178,7 +140,7 @@ func (p *jobProtocol) confirm() {
 		select {
 		case ex := <-c.sys.exitCh:
 			c.sys.exit = &ex
-		case <-time.After(p.killWait()):
+		case <-time.After(p.c.killWaitNow()):
 		}
 	}
 	a, err := j.accounting()
