@@ -112,6 +112,23 @@ func TestWindowsSessionStop(t *testing.T) {
 			if int(procs) != len(live) || mem <= 0 || s["memory_source"] != "commit charge" {
 				t.Errorf("ls: procs %v memory %v (%v); want %d processes and their commit charge", s["procs"], s["memory_bytes"], s["memory_source"], len(live))
 			}
+			// status --processes lists the job's processes: pid, parent, image.
+			_, sout, _ := tether(t, "status", "--json", name)
+			var st struct {
+				Processes []struct {
+					PID, PPID int
+					Argv      []string
+				} `json:"processes"`
+			}
+			json.Unmarshal([]byte(sout), &st)
+			if len(st.Processes) != len(live) {
+				t.Errorf("status: processes %+v; want the %d in the job", st.Processes, len(live))
+			}
+			for _, p := range st.Processes {
+				if p.PID == 0 || p.PPID == 0 || len(p.Argv) != 1 || !strings.HasSuffix(strings.ToLower(p.Argv[0]), ".exe") {
+					t.Errorf("status: process %+v; want pid, parent and image", p)
+				}
+			}
 			code, out, stderr := tether(t, "stop", "--json", name)
 			if code != 0 {
 				t.Fatalf("tether stop = %d: %s %s", code, out, stderr)

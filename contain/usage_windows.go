@@ -29,6 +29,8 @@ type JobUsage struct {
 	CommitBytes int64
 	// Inside says whether the calling process is in the job.
 	Inside bool
+	// PIDs are the processes in the job.
+	PIDs []int
 }
 
 // jobQueryAccess is what ReadJobUsage opens the job with.
@@ -61,6 +63,7 @@ func ReadJobUsage(runID string) (JobUsage, error) {
 	}
 	for _, pid := range pids {
 		u.CommitBytes += commitCharge(pid)
+		u.PIDs = append(u.PIDs, int(pid))
 	}
 	return u, nil
 }

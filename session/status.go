@@ -22,17 +22,7 @@ func StatusOf(rec *registry.Record) Status {
 // StatusWithProcesses is StatusOf with the members listed.
 func StatusWithProcesses(rec *registry.Record) Status {
 	s, pids := status(rec)
-	for _, pid := range pids {
-		st, err := identity.ReadStat(pid)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		argv := identity.Cmdline(pid)
-		if len(argv) == 0 {
-			argv = []string{"[" + st.Comm + "]"}
-		}
-		s.Processes = append(s.Processes, Proc{PID: pid, PPID: st.PPID, Argv: argv})
-	}
+	s.Processes = describe(pids)
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/procfs"
 	"github.com/tether-run/tether/registry"
 )
@@ -36,6 +37,24 @@ func groupFacts(rec *registry.Record, s *Status) []int {
 		}
 	}
 	return pids
+}
+
+// describe lists pids with their parents and command lines; a process
+// gone meanwhile is left out.
+func describe(pids []int) []Proc {
+	var out []Proc
+	for _, pid := range pids {
+		st, err := identity.ReadStat(pid)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		argv := identity.Cmdline(pid)
+		if len(argv) == 0 {
+			argv = []string{"[" + st.Comm + "]"}
+		}
+		out = append(out, Proc{PID: pid, PPID: st.PPID, Argv: argv})
+	}
+	return out
 }
 
 // members lists the pids in a live session's leaf (none without one).
