@@ -112,7 +112,7 @@ func pgroupCaveats() []string {
 		"no kernel container on macOS: members are found in the process table, as descendants of the main process, members of its process group while it lives, or processes seen as members before",
 		"a process that a member starts in a session of its own and leaves (a double-forked daemon, reparented to launchd) between two walks of the table (every 100 ms, and at each step of the stop) is not seen, and escapes",
 		"a member is signalled by pid after its start time is checked: between the check and kill(2) it could exit and its pid be reused (no pidfd on macOS)",
-		"if tether itself is killed, nothing stops the command's processes and no record is left for reap (macOS has no parent-death signal or job object)",
+		"if tether itself is killed, nothing stops the command's processes at once (macOS has no parent-death signal or job object): tether reap, which every tether run does first, kills the recorded main process if its token still matches; what it started cannot be proven then, and is left alone",
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -41,6 +42,9 @@ func DefaultDir(getenv func(string) string) (string, error) {
 		return filepath.Join(d, "tether"), nil
 	}
 	if os.Getuid() == 0 {
+		if runtime.GOOS == "darwin" {
+			return "/var/run/tether", nil // macOS has no /run
+		}
 		return "/run/tether", nil
 	}
 	if d := getenv("XDG_STATE_HOME"); d != "" {
