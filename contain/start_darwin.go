@@ -156,6 +156,9 @@ func (c *Cmd) launch() error {
 		c.sys.exitCh <- exitResult{state: st, err: werr, at: time.Now()}
 	}()
 	if terr != nil {
+		// Killed by abortStarted; the protocol then walks for a main that
+		// cannot be named, and finds nothing of it.
+		c.sys.group = newPgroupState(macTable{}, identity.Token{PID: ec.Process.Pid}, os.Getpid())
 		c.rec.Main = &receipt.Process{PID: ec.Process.Pid, Argv: append([]string(nil), c.Args...)}
 		c.abortStarted(fmt.Errorf("contain: cannot identify the main process: %w", terr))
 		return terr
