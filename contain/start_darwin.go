@@ -20,9 +20,10 @@ import (
 // (kern.proc.all): the main process, its descendants, the members of its
 // process group while it lives, and every member seen before, each named
 // by pid and start time (members.go decides). A watcher walks the table
-// every watchEvery, so that a process that a member starts and leaves
-// (reparented to launchd) is known by the stop. Built and unit-tested on
-// Linux, not yet run on macOS.
+// whenever a member forks (kqueue NOTE_FORK) and every watchEvery, so
+// that a process that a member starts and leaves (reparented to launchd)
+// is known by the stop. Built and unit-tested on Linux, not yet run on
+// macOS.
 
 // watchEvery is how often the watcher walks the process table.
 const watchEvery = 100 * time.Millisecond
@@ -110,7 +111,7 @@ func (c *Cmd) checkOptions() error {
 func pgroupCaveats() []string {
 	return []string{
 		"no kernel container on macOS: members are found in the process table, as descendants of the main process, members of its process group while it lives, or processes seen as members before",
-		"a process that a member starts in a session of its own and leaves (a double-forked daemon, reparented to launchd) between two walks of the table (every 100 ms, and at each step of the stop) is not seen, and escapes",
+		"a process that a member starts in a session of its own and leaves (a double-forked daemon, reparented to launchd) before the walk of the table that the fork triggers (kqueue NOTE_FORK; at least every 100 ms, and at each step of the stop) is not seen, and escapes",
 		"a member is signalled by pid after its start time is checked: between the check and kill(2) it could exit and its pid be reused (no pidfd on macOS)",
 		"if tether itself is killed, nothing stops the command's processes at once (macOS has no parent-death signal or job object): tether reap, which every tether run does first, kills the recorded main process if its token still matches; what it started cannot be proven then, and is left alone",
 	}

@@ -3,23 +3,48 @@ package contain
 import (
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/receipt"
 )
 
-// watch walks the process table every watchEvery until the run ends, so
-// that members are known before their parents leave them.
+// watch walks the process table until the run ends, so that members are
+// known before their parents leave them: at once when a member forks
+// (kqueue EVFILT_PROC NOTE_FORK on every member found), and every
+// watchEvery in any case.
 func (c *Cmd) watch() {
-	t := time.NewTicker(watchEvery)
-	defer t.Stop()
+	kq, err := unix.Kqueue()
+	if err != nil {
+		kq = -1 // walks on the timer alone
+	} else {
+		defer unix.Close(kq)
+	}
+	watched := map[identity.Token]bool{}
+	ev := make([]unix.Kevent_t, 16)
 	for {
 		select {
 		case <-c.done:
 			return
-		case <-t.C:
-			c.sys.group.walk()
+		default:
 		}
+		members, _ := c.sys.group.walk()
+		if kq < 0 {
+			time.Sleep(watchEvery)
+			continue
+		}
+		for _, t := range members {
+			if !watched[t] {
+				watched[t] = true
+				k := make([]unix.Kevent_t, 1)
+				unix.SetKevent(&k[0], t.PID, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_CLEAR)
+				k[0].Fflags = unix.NOTE_FORK | unix.NOTE_EXIT
+				unix.Kevent(kq, k, nil, nil) // one at a time: a member gone meanwhile fails alone (ESRCH)
+			}
+		}
+		ts := unix.NsecToTimespec(int64(watchEvery))
+		unix.Kevent(kq, nil, ev, &ts) // a fork or an exit, or the time is up
 	}
 }
 
