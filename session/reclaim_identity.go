@@ -1,3 +1,5 @@
+//go:build windows || darwin
+
 package session
 
 import (
@@ -11,9 +13,10 @@ import (
 
 // reclaim ends the record of an unsupervised session. On Windows the
 // session's job was closed with its supervisor (KILL_ON_JOB_CLOSE), which
-// killed every member; reclaim proves the main process gone by its token,
-// or kills it through a handle proven to be it, before it marks the
-// session stopped and frees its name.
+// killed every member; on macOS what the main process started cannot be
+// proven without the supervisor's walks. reclaim proves the main process
+// gone by its token, or kills it through a handle proven to be it, before
+// it marks the session stopped and frees its name.
 func reclaim(reg *registry.Registry, rec *registry.Record) error {
 	if h, err := supervisorOf(rec); err == nil {
 		h.Close()

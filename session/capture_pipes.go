@@ -1,3 +1,5 @@
+//go:build windows || darwin
+
 package session
 
 import (
@@ -6,8 +8,9 @@ import (
 )
 
 // capture reads a session's stdout and stderr, one goroutine per pipe
-// (Windows pipes cannot be polled), and hands what they read to one
-// goroutine that encodes it in the order it arrives (see encoder).
+// (Windows pipes cannot be polled; macOS uses the same code), and hands
+// what they read to one goroutine that encodes it in the order it
+// arrives (see encoder).
 type capture struct {
 	encoder
 	r    [2]*os.File // read ends, stdout and stderr

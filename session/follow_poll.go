@@ -1,3 +1,5 @@
+//go:build windows || darwin
+
 package session
 
 import (
@@ -6,18 +8,18 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
-	"golang.org/x/sys/windows"
 )
 
-// followPoll is how often a follow looks at the log on Windows.
+// followPoll is how often a follow looks at the log on Windows and macOS.
 const followPoll = 100 * time.Millisecond
 
-// followWatch polls on Windows: it looks at the log and the record every
-// followPoll (there is no inotify; ReadDirectoryChangesW would do for a
-// later round). A follow of an idle session wakes ten times a second.
+// followWatch polls on Windows and macOS: it looks at the log and the
+// record every followPoll (there is no inotify; ReadDirectoryChangesW or
+// kqueue's EVFILT_VNODE would do for a later round). A follow of an idle
+// session wakes ten times a second.
 type followWatch struct {
 	done <-chan struct{} // the context's, once wakeOn is called
-	file [3]uint32       // volume serial and file index of the file followed
+	file [3]uint64       // the file followed (fileID)
 	has  bool
 }
 
@@ -30,11 +32,10 @@ func watchFollow(logDir string, recordDirs ...string) (*followWatch, error) {
 // another file than before (a rotation): the caller then reads f once
 // more.
 func (fw *followWatch) watchFile(f *os.File) (bool, error) {
-	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
-		return false, &os.PathError{Op: "GetFileInformationByHandle", Path: f.Name(), Err: err}
+	id, err := fileID(f)
+	if err != nil {
+		return false, err
 	}
-	id := [3]uint32{info.VolumeSerialNumber, info.FileIndexHigh, info.FileIndexLow}
 	if fw.has && id == fw.file {
 		return false, nil
 	}

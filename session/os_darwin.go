@@ -1,0 +1,22 @@
+package session
+
+import "github.com/tether-run/tether/registry"
+
+// What sessions do on macOS only: nothing moves the supervisor (there is
+// no systemd), and no enclosing session is found (no cgroup to find it
+// by). Built and vetted, not yet run on macOS.
+
+// fdDir lists this process's open descriptors.
+const fdDir = "/dev/fd"
+
+// enterScope does nothing on macOS.
+func enterScope(*supervisorSpec, string) {}
+
+// enclosingSession finds nothing on macOS: membership of a session's
+// process group is not proof enough to default an owner to it.
+func enclosingSession(*registry.Registry) (string, bool) { return "", false }
+
+// bindings are the caveats of a supervisor's session on macOS.
+func bindings() []string {
+	return []string{"a session on macOS is a process group found in the process table (see its receipt's caveats): what a member double-forks into a session of its own before the next walk can escape it"}
+}
