@@ -16,7 +16,8 @@ func enterScope(*supervisorSpec, string) {}
 // process group is not proof enough to default an owner to it.
 func enclosingSession(*registry.Registry) (string, bool) { return "", false }
 
-// bindings are the caveats of a supervisor's session on macOS.
+// bindings are the caveats of a supervisor's session on macOS, worded
+// to follow "session NAME" (tether start prints them as notes).
 func bindings() []string {
-	return []string{"a session on macOS is a process group found in the process table (see its receipt's caveats): what a member double-forks into a session of its own before the next walk can escape it"}
+	return []string{"is a process group found in the process table (macOS has no kernel container; see its receipt's caveats): what a member double-forks into a session of its own before the walk its fork triggers can escape it"}
 }
