@@ -14,15 +14,10 @@ func (c *Cmd) start() error {
 	return fmt.Errorf("contain: %w on this system (Linux only for now)", errors.ErrUnsupported)
 }
 
-// StartErrorCode maps a Start error to tether's exit code (125 here).
-func StartErrorCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	return 125
-}
-
 func (s *sysState) processState() *os.ProcessState { return nil }
 
 // Signal is unsupported here: nothing can be started.
 func (c *Cmd) Signal(sig os.Signal) error { return errors.ErrUnsupported }
+
+// spawnErrorCode knows no spawn errors here.
+func spawnErrorCode(*os.PathError) (int, bool) { return 0, false }

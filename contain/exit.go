@@ -1,6 +1,7 @@
 package contain
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -114,4 +115,26 @@ func unconfirmedWhy(r *receipt.Receipt) string {
 		return "no proof recorded"
 	}
 	return strings.Join(why, "; ")
+}
+
+// StartErrorCode maps a Start error to tether's exit code: 127 when the
+// command was not found, 126 when it was found but could not be executed,
+// 125 for every other failure (tether's own).
+func StartErrorCode(err error) int {
+	var ee *exec.Error
+	var pe *os.PathError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
+		return 126
+	case errors.As(err, &pe):
+		if code, ok := spawnErrorCode(pe); ok {
+			return code
+		}
+	}
+	return 125
 }

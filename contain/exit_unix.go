@@ -3,6 +3,7 @@
 package contain
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -29,4 +30,18 @@ func exitOf(ex *exitResult) receipt.Exit {
 		return receipt.Exit{Code: 128 + int(ws.Signal()), MainStatus: -1, Signal: unix.SignalName(ws.Signal())}
 	}
 	return receipt.Exit{Code: ex.state.ExitCode(), MainStatus: ex.state.ExitCode()}
+}
+
+// spawnErrorCode is StartErrorCode for a failed fork/exec.
+func spawnErrorCode(pe *os.PathError) (int, bool) {
+	if pe.Op != "fork/exec" {
+		return 0, false
+	}
+	switch {
+	case errors.Is(pe, syscall.ENOENT):
+		return 127, true
+	case errors.Is(pe, syscall.EACCES), errors.Is(pe, syscall.ENOEXEC), errors.Is(pe, syscall.EISDIR), errors.Is(pe, syscall.EPERM):
+		return 126, true
+	}
+	return 0, false
 }

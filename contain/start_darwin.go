@@ -226,31 +226,6 @@ func (c *Cmd) failStart(err error) {
 	}
 }
 
-// StartErrorCode maps a Start error to tether's exit code: 127 when the
-// command was not found, 126 when it was found but could not be executed,
-// 125 for every other failure (tether's own).
-func StartErrorCode(err error) int {
-	var ee *exec.Error
-	var pe *os.PathError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return 127
-		}
-		return 126
-	case errors.As(err, &pe) && pe.Op == "fork/exec":
-		if errors.Is(err, syscall.ENOENT) {
-			return 127
-		}
-		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.EPERM) {
-			return 126
-		}
-	}
-	return 125
-}
-
 // Signal sends sig to the main process, as os.Process.Signal; once it
 // has exited it returns os.ErrProcessDone. To stop the run, use Stop: the
 // main process alone leaves what it started.

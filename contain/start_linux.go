@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -298,29 +297,4 @@ func (c *Cmd) failStart(err error) {
 	default:
 		close(c.done)
 	}
-}
-
-// StartErrorCode maps a Start error to tether's exit code: 127 when the
-// command was not found, 126 when it was found but could not be executed,
-// 125 for every other failure (tether's own).
-func StartErrorCode(err error) int {
-	var ee *exec.Error
-	var pe *os.PathError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return 127
-		}
-		return 126
-	case errors.As(err, &pe) && pe.Op == "fork/exec":
-		if errors.Is(err, unix.ENOENT) {
-			return 127
-		}
-		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
-			return 126
-		}
-	}
-	return 125
 }

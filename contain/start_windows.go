@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -388,27 +387,16 @@ func (c *Cmd) failStart(err error) {
 	}
 }
 
-// StartErrorCode maps a Start error to tether's exit code: 127 when the
-// command was not found, 126 when it was found but could not be executed,
-// 125 for every other failure (tether's own).
-func StartErrorCode(err error) int {
-	var ee *exec.Error
-	var pe *os.PathError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return 127
-		}
-		return 126
-	case errors.As(err, &pe) && pe.Op == "CreateProcess":
-		switch {
-		case errors.Is(err, windows.ERROR_FILE_NOT_FOUND), errors.Is(err, windows.ERROR_PATH_NOT_FOUND):
-			return 127
-		case errors.Is(err, windows.ERROR_ACCESS_DENIED), errors.Is(err, windows.ERROR_BAD_EXE_FORMAT):
-			return 126
-		}
+// spawnErrorCode is StartErrorCode for a failed CreateProcess.
+func spawnErrorCode(pe *os.PathError) (int, bool) {
+	if pe.Op != "CreateProcess" {
+		return 0, false
 	}
-	return 125
+	switch {
+	case errors.Is(pe, windows.ERROR_FILE_NOT_FOUND), errors.Is(pe, windows.ERROR_PATH_NOT_FOUND):
+		return 127, true
+	case errors.Is(pe, windows.ERROR_ACCESS_DENIED), errors.Is(pe, windows.ERROR_BAD_EXE_FORMAT):
+		return 126, true
+	}
+	return 0, false
 }
