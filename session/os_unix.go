@@ -93,4 +93,3 @@ func closeInherited(keep int) {
 		}
 	}
 }
-
