@@ -26,14 +26,14 @@ func (e tableEntry) key() memberKey { return memberKey{e.PID, e.Start} }
 
 // groupMembers returns the live processes of snap that belong to the run
 // whose main process is main: main itself; every member seen before
-// (known) that is still there, even reparented; every descendant of a
+// (known reports them) that is still there, even reparented; every descendant of a
 // member, where a child counts only if it started no earlier than its
 // parent (a parent's pid reused after the child was born names a younger
 // process, so that link is refused); and, while main is alive — its pid,
 // the process group's id, then cannot name another group — every process
 // in main's process group. self (tether) is never a member. Zombies have
 // exited: they are not returned.
-func groupMembers(snap []tableEntry, main memberKey, known map[memberKey]bool, self int) []tableEntry {
+func groupMembers(snap []tableEntry, main memberKey, known func(memberKey) bool, self int) []tableEntry {
 	byPID := make(map[int]tableEntry, len(snap))
 	kids := map[int][]tableEntry{}
 	for _, e := range snap {
@@ -57,7 +57,7 @@ func groupMembers(snap []tableEntry, main memberKey, known map[memberKey]bool, s
 		switch {
 		case e.key() == main:
 			add(e)
-		case known[e.key()]:
+		case known(e.key()):
 			add(e)
 		case mainAlive && e.PGID == main.PID:
 			add(e)

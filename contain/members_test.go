@@ -54,7 +54,7 @@ func TestGroupMembers(t *testing.T) {
 			for _, k := range tc.known {
 				known[k] = true
 			}
-			if got := pids(groupMembers(tc.snap, main, known, self)); !slices.Equal(got, tc.want) {
+			if got := pids(groupMembers(tc.snap, main, in(known), self)); !slices.Equal(got, tc.want) {
 				t.Errorf("members %v, want %v", got, tc.want)
 			}
 		})
@@ -69,7 +69,7 @@ func TestGroupMembers(t *testing.T) {
 		{PID: 210, PPID: 200, PGID: 200, Start: 5001}, // its child, in "group 200"
 		{PID: 201, PPID: 1, PGID: 200, Start: 1001},   // the main's orphaned child, seen before
 	}
-	got := pids(groupMembers(gone, main, map[memberKey]bool{{201, 1001}: true}, self))
+	got := pids(groupMembers(gone, main, in(map[memberKey]bool{{201, 1001}: true}), self))
 	if !slices.Equal(got, []int{201}) {
 		t.Errorf("after the main's pid was reused: members %v, want only the known orphan [201]", got)
 	}
@@ -81,7 +81,12 @@ func TestGroupMembers(t *testing.T) {
 		{PID: 400, PPID: 1, PGID: 400, Start: 1500, Zombie: false}, // known member 400 started at 1100; now reused
 		{PID: 401, PPID: 400, PGID: 400, Start: 1200},              // older than the new 400
 	}
-	if got := pids(groupMembers(reused, main, map[memberKey]bool{{400, 1500}: true}, self)); !slices.Equal(got, []int{200, 400}) {
+	if got := pids(groupMembers(reused, main, in(map[memberKey]bool{{400, 1500}: true}), self)); !slices.Equal(got, []int{200, 400}) {
 		t.Errorf("a child older than its parent: members %v, want [200 400]", got)
 	}
+}
+
+// in is membership of m.
+func in(m map[memberKey]bool) func(memberKey) bool {
+	return func(k memberKey) bool { return m[k] }
 }

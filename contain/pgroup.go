@@ -51,12 +51,8 @@ func (g *pgroupState) walk() ([]identity.Token, error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	known := make(map[memberKey]bool, len(g.known))
-	for k := range g.known {
-		known[k] = true
-	}
 	var out []identity.Token
-	for _, e := range groupMembers(snap, g.main, known, g.self) {
+	for _, e := range groupMembers(snap, g.main, func(k memberKey) bool { _, ok := g.known[k]; return ok }, g.self) {
 		tok, ok := g.known[e.key()]
 		if !ok {
 			tok = g.src.token(e)
@@ -74,11 +70,8 @@ func (g *pgroupState) walk() ([]identity.Token, error) {
 // every member ever seen checked gone by its token.
 type pgroupProtocol struct {
 	stepLog
-	g        *pgroupState
-	sig      syscall.Signal // the stop signal; 0 means SIGTERM
-	grace    func() time.Duration
-	killWait time.Duration
-	skipped  func() bool
+	g   *pgroupState
+	sig syscall.Signal // the stop signal; 0 means SIGTERM
 	// straggler, if set, is called for each member found first by the
 	// stop's first walk.
 	straggler func(identity.Token)
@@ -131,14 +124,14 @@ func (p *pgroupProtocol) term(t identity.Token) {
 // graceWait walks until no member is left or the grace is over,
 // signalling members that appear meanwhile.
 func (p *pgroupProtocol) graceWait() bool {
-	g := p.grace()
+	g := p.c.graceNow()
 	if g == 0 {
 		p.step("grace", "no grace period", 0, nil)
 		return false
 	}
 	began := time.Now()
 	for {
-		if p.skipped() {
+		if p.c.skippedNow() {
 			p.step("grace", "cut short by a second stop request", 0, nil)
 			return false
 		}
@@ -150,7 +143,7 @@ func (p *pgroupProtocol) graceWait() bool {
 		for _, t := range members {
 			p.term(t)
 		}
-		g = p.grace()
+		g = p.c.graceNow()
 		left := time.Until(began.Add(g))
 		if left <= 0 {
 			p.step("grace", fmt.Sprintf("%d members left after %s", len(members), g), len(members), err)
@@ -164,7 +157,8 @@ func (p *pgroupProtocol) graceWait() bool {
 // the kill wait ends.
 func (p *pgroupProtocol) kill() bool {
 	began := time.Now()
-	deadline := began.Add(p.killWait)
+	killWait := p.c.killWaitNow()
+	deadline := began.Add(killWait)
 	killed, rounds := 0, 0
 	for {
 		members, err := p.g.walk()
@@ -173,7 +167,7 @@ func (p *pgroupProtocol) kill() bool {
 			return true
 		}
 		if time.Now().After(deadline) {
-			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.killWait), len(members), err)
+			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), killWait), len(members), err)
 			return false
 		}
 		for _, t := range members {

@@ -94,10 +94,9 @@ func killMarked(dir string) {
 	}
 }
 
-// protocolFor is the pgroup protocol for a tree whose main is tok.
+// protocolFor is the pgroup protocol for g, with grace (-1: none).
 func protocolFor(g *pgroupState, grace time.Duration) *pgroupProtocol {
-	return &pgroupProtocol{stepLog: stepLog{c: &Cmd{}, t0: time.Now()}, g: g,
-		grace: func() time.Duration { return grace }, killWait: 5 * time.Second, skipped: func() bool { return false }}
+	return &pgroupProtocol{stepLog: stepLog{c: &Cmd{Grace: grace, KillWait: 5 * time.Second}, t0: time.Now()}, g: g}
 }
 
 // treeScript is a TERM-ignoring main with a child, a setsid'd child and a
@@ -167,7 +166,7 @@ sleep 1000`
 			t.Fatalf("alive %v; want the seen sleeper orphaned and the escapee", sleepersIn(dir))
 		}
 	}
-	p := protocolFor(g, 0)
+	p := protocolFor(g, -1)
 	p.run()
 	go c.Process.Wait()
 	p.confirm(true)

@@ -53,8 +53,7 @@ func (c *Cmd) watch() {
 func (c *Cmd) supervise() {
 	defer close(c.done)
 	reason := c.awaitEnd()
-	p := &pgroupProtocol{stepLog: stepLog{c: c, t0: time.Now()}, g: c.sys.group, sig: c.StopSignal,
-		grace: c.graceNow, killWait: c.killWaitNow(), skipped: c.skippedNow}
+	p := &pgroupProtocol{stepLog: stepLog{c: c, t0: time.Now()}, g: c.sys.group, sig: c.StopSignal}
 	var strag []receipt.Process
 	nstrag := 0
 	if reason == ReasonMainExit {
