@@ -40,6 +40,27 @@ func (c *Cmd) begin() error {
 	return nil
 }
 
+// startRun is how every system's start begins and fails: it opens the
+// receipt and the record, then runs sys (the system's own start); on any
+// error after begin, failStart undoes what was started.
+func (c *Cmd) startRun(sys func() error) (err error) {
+	if err := c.begin(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			c.failStart(err)
+		}
+	}()
+	if c.Err != nil {
+		return c.Err
+	}
+	if err := c.openRecord(); err != nil {
+		return err
+	}
+	return sys()
+}
+
 // openRecord prepares the run's record when a Registry is set; it is
 // written by prepared, once the containment exists.
 func (c *Cmd) openRecord() error {

@@ -21,3 +21,6 @@ func (c *Cmd) Signal(sig os.Signal) error { return errors.ErrUnsupported }
 
 // spawnErrorCode knows no spawn errors here.
 func spawnErrorCode(*os.PathError) (int, bool) { return 0, false }
+
+// failStart has nothing to undo here: nothing can be started.
+func (c *Cmd) failStart(error) {}

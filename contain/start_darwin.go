@@ -44,21 +44,11 @@ type sysState struct {
 
 func (s *sysState) processState() *os.ProcessState { return s.state }
 
-func (c *Cmd) start() (err error) {
-	if err := c.begin(); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			c.failStart(err)
-		}
-	}()
-	if c.Err != nil {
-		return c.Err
-	}
-	if err := c.openRecord(); err != nil {
-		return err
-	}
+func (c *Cmd) start() error { return c.startRun(c.startSys) }
+
+// startSys is start once the receipt and the record are open: a failure
+// is failStart's to clean up.
+func (c *Cmd) startSys() error {
 	if err := c.checkOptions(); err != nil {
 		return err
 	}

@@ -63,21 +63,11 @@ var owned = struct {
 	pids map[int]bool
 }{pids: map[int]bool{}}
 
-func (c *Cmd) start() (err error) {
-	if err := c.begin(); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			c.failStart(err)
-		}
-	}()
-	if c.Err != nil {
-		return c.Err
-	}
-	if err := c.openRecord(); err != nil {
-		return err
-	}
+func (c *Cmd) start() error { return c.startRun(c.startSys) }
+
+// startSys is start once the receipt and the record are open: a failure
+// is failStart's to clean up.
+func (c *Cmd) startSys() error {
 	if err := c.holdSubreaper(); err != nil {
 		return err
 	}
