@@ -36,3 +36,24 @@ func (c *Cmd) awaitEnd() Reason {
 	}
 	return reason
 }
+
+// waitEmpty keeps the group running after the main process exited, until
+// it is empty by itself (ReasonEmpty: groupEmpty, looked at every 100 ms
+// and whenever emptyWake fires), the timeout, or a stop request.
+func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c.groupEmpty() {
+			return ReasonEmpty
+		}
+		select {
+		case <-timeout:
+			return ReasonTimeout
+		case r := <-c.stopCh:
+			return r
+		case <-c.emptyWake():
+		case <-tick.C:
+		}
+	}
+}

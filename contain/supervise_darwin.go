@@ -81,24 +81,14 @@ func (c *Cmd) supervise() {
 	c.track.finish(&c.rec, c.waitErr)
 }
 
-// waitEmpty keeps the run going after the main process exited, until a
-// walk finds no member (ReasonEmpty), the timeout, or a stop request.
-func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
-	tick := time.NewTicker(watchEvery)
-	defer tick.Stop()
-	for {
-		if m, err := c.sys.group.walk(); err == nil && len(m) == 0 {
-			return ReasonEmpty
-		}
-		select {
-		case <-timeout:
-			return ReasonTimeout
-		case r := <-c.stopCh:
-			return r
-		case <-tick.C:
-		}
-	}
+// groupEmpty reports whether a walk finds no member.
+func (c *Cmd) groupEmpty() bool {
+	m, err := c.sys.group.walk()
+	return err == nil && len(m) == 0
 }
+
+// emptyWake is nil on macOS: waitEmpty walks on its tick.
+func (c *Cmd) emptyWake() <-chan struct{} { return nil }
 
 // finish fills in how the run ended.
 func (c *Cmd) finish(p *pgroupProtocol, reason Reason, strag []receipt.Process, nstrag int) {

@@ -22,24 +22,8 @@ func (c *Cmd) supervise() {
 	c.releaseSubreaper()
 }
 
-// waitEmpty keeps the group running after the main process exited, until
-// it is empty by itself (ReasonEmpty), the timeout, or a stop request.
-func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if c.groupEmpty() {
-			return ReasonEmpty
-		}
-		select {
-		case <-timeout:
-			return ReasonTimeout
-		case r := <-c.stopCh:
-			return r
-		case <-tick.C:
-		}
-	}
-}
+// emptyWake is nil on Linux: waitEmpty looks on its tick.
+func (c *Cmd) emptyWake() <-chan struct{} { return nil }
 
 // groupEmpty reports whether the group has no live member.
 func (c *Cmd) groupEmpty() bool {

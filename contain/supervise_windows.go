@@ -24,25 +24,15 @@ func (c *Cmd) supervise() {
 	c.track.finish(&c.rec, c.waitErr)
 }
 
-// waitEmpty keeps the group running after the main process exited, until
-// it is empty by itself (ReasonEmpty), the timeout, or a stop request.
-func (c *Cmd) waitEmpty(timeout <-chan time.Time) Reason {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if n, err := c.sys.job.active(); err == nil && n == 0 {
-			return ReasonEmpty
-		}
-		select {
-		case <-timeout:
-			return ReasonTimeout
-		case r := <-c.stopCh:
-			return r
-		case <-c.sys.job.zero:
-		case <-tick.C:
-		}
-	}
+// groupEmpty reports whether the job holds no process.
+func (c *Cmd) groupEmpty() bool {
+	n, err := c.sys.job.active()
+	return err == nil && n == 0
 }
+
+// emptyWake is the job's ACTIVE_PROCESS_ZERO, which wakes waitEmpty
+// before its tick.
+func (c *Cmd) emptyWake() <-chan struct{} { return c.sys.job.zero }
 
 // jobProtocol is one run of the stop protocol on a job: CTRL_BREAK_EVENT
 // to the command's process group, the grace, TerminateJobObject, the wait
