@@ -22,21 +22,18 @@ import (
 // and frees the name.
 func Run(reg *registry.Registry, o Options) *Report {
 	t0 := time.Now()
-	if o.Grace == 0 {
-		o.Grace = 2 * time.Second
-	}
-	rep := &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}
+	rep, o := newReport(o)
 	names, err := reg.Names("records")
 	if err != nil {
 		rep.Actions = append(rep.Actions, Action{Class: Unresolvable, Plan: "read the records directory", Error: err.Error()})
 	}
 	for _, name := range names {
-		a, rec := classifyWindows(reg, name)
+		a, rec := classifyIdentity(reg, name)
 		if a.Class == Supervised && o.Quick {
 			continue
 		}
 		if (rec != nil || a.Class == Corrupt) && !o.DryRun {
-			actWindows(reg, rec, &a)
+			actIdentity(reg, rec, &a)
 		}
 		rep.Actions = append(rep.Actions, a)
 	}
@@ -44,9 +41,9 @@ func Run(reg *registry.Registry, o Options) *Report {
 	return rep
 }
 
-// classifyWindows decides what the live record name is. It returns the
+// classifyIdentity decides what the live record name is. It returns the
 // record when reap is to act on it.
-func classifyWindows(reg *registry.Registry, name string) (Action, *registry.Record) {
+func classifyIdentity(reg *registry.Registry, name string) (Action, *registry.Record) {
 	rec, a, ok := readRecord(reg, name)
 	if !ok {
 		return a, nil
@@ -77,8 +74,8 @@ func classifyWindows(reg *registry.Registry, name string) (Action, *registry.Rec
 	return a, rec
 }
 
-// actWindows carries out a's plan for rec (nil for a corrupt record).
-func actWindows(reg *registry.Registry, rec *registry.Record, a *Action) {
+// actIdentity carries out a's plan for rec (nil for a corrupt record).
+func actIdentity(reg *registry.Registry, rec *registry.Record, a *Action) {
 	var err error
 	switch a.Class {
 	case Corrupt:

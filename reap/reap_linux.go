@@ -19,10 +19,7 @@ import (
 // Run reaps the registry reg.
 func Run(reg *registry.Registry, o Options) *Report {
 	t0 := time.Now()
-	if o.Grace == 0 {
-		o.Grace = 2 * time.Second
-	}
-	rep := &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}
+	rep, o := newReport(o)
 	runtimeDirs := map[string]bool{}
 	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "s")); err == nil {
 		for _, e := range ents {

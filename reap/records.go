@@ -13,6 +13,14 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
+// newReport is an empty report for o, and o with its defaults.
+func newReport(o Options) (*Report, Options) {
+	if o.Grace == 0 {
+		o.Grace = 2 * time.Second
+	}
+	return &Report{SchemaVersion: 1, DryRun: o.DryRun, Actions: []Action{}, OrphanLeaves: []OrphanLeaf{}}, o
+}
+
 // readRecord reads the record name; when it cannot be, the action says
 // why and what reap does: a corrupt one is quarantined, an unsafe or
 // unreadable one left alone.
