@@ -15,7 +15,12 @@ import (
 	"github.com/tether-run/tether/receipt"
 )
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(hasChildrenHelperEnv) != "" {
+		os.Exit(hasChildrenHelper())
+	}
+	os.Exit(leakcheck.Main(m))
+}
 
 // mechanisms returns the mechanisms this machine can test; cgroup is
 // skipped, with the reason, only where no writable v2 parent exists.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // children lists the calling process's children. Each thread has its own
@@ -31,9 +32,24 @@ func children() []int {
 	return pids
 }
 
+// hasChildren reports whether the calling process has any child, live or
+// a zombie, of any of its threads: one waitid that reaps nothing (WNOWAIT,
+// WNOHANG) fails with ECHILD only when there is none. After a run's main
+// process is reaped that is the usual case, and the sweep of every
+// thread's children list (three system calls a thread) is skipped. Any
+// other answer, an error included, says there may be children.
+func hasChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+	return err != unix.ECHILD
+}
+
 // orphanHandles returns handles to the children that os/exec does not own
 // and that belong to the group according to member.
 func orphanHandles(member func(*identity.Handle) bool) []*identity.Handle {
+	if !hasChildren() {
+		return nil
+	}
 	owned.Lock()
 	var pids []int
 	for _, pid := range children() {
