@@ -56,7 +56,11 @@ var selfToken = sync.OnceValues(func() (string, error) {
 
 func (t *tracker) write() error {
 	t.rec.UpdatedAt = time.Now().UTC()
-	if err := t.reg.Write(&t.rec); err != nil {
+	write := t.reg.Write
+	if !t.written {
+		write = t.reg.Create // the name is new: no record of it to replace
+	}
+	if err := write(&t.rec); err != nil {
 		return err
 	}
 	t.written = true

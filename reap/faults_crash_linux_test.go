@@ -40,6 +40,16 @@ func TestFaultRunCrash(t *testing.T) {
 				if len(before) != 0 {
 					t.Errorf("record files after a crash at %s: %v, want none: the record is written after the leaf", point, slices.Collect(maps.Keys(before)))
 				}
+			case "atomic-before-rename":
+				// The run's one record is created, not replaced: killed
+				// before its link, the run has no record (an unnamed
+				// O_TMPFILE file goes with the process; elsewhere a temp
+				// file is left) and no process, only its leaf.
+				for fn, ff := range before {
+					if !ff.temp {
+						t.Errorf("record %s after a crash before the record was linked, want none", fn)
+					}
+				}
 			default:
 				if len(before) == 0 {
 					t.Fatalf("no record file after a crash at %s: a run must be recorded before its command is spawned", point)

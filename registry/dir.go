@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
+	"syscall"
 
 	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/internal/par"
@@ -19,15 +19,6 @@ import (
 
 // Open opens (creating if needed) the registry at dir, checking that it
 // and its subdirectories are safe.
-// warmOnce starts, once per process, encoding/json's first look at
-// Record on another goroutine: its encoder is built by reflection on
-// first use, and that first use was 0.2 ms of every tether run's critical
-// path, between creating the leaf and spawning the command (issue 13).
-// Whoever opens a registry writes or reads a record soon after; by then
-// the cache is warm, or the two build it side by side (encoding/json
-// keeps one; the result is the same).
-var warmOnce sync.Once
-
 func Open(dir string) (*Registry, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
@@ -36,7 +27,6 @@ func Open(dir string) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	warmOnce.Do(func() { go json.Marshal(&Record{}) })
 	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "ended"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
 		if err := r.EnsureDir(d); err != nil {
 			return nil, err
@@ -138,14 +128,7 @@ func (r *Registry) Release(name string) error {
 
 // Write stores rec atomically.
 func (r *Registry) Write(rec *Record) error {
-	if err := CheckName(rec.Name); err != nil {
-		return err
-	}
-	rec.SchemaVersion = SchemaVersion
-	if rec.Argv == nil {
-		rec.Argv = []string{}
-	}
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := encodeRecord(rec)
 	if err != nil {
 		return err
 	}
@@ -157,11 +140,48 @@ func (r *Registry) Write(rec *Record) error {
 	if !rec.Live() {
 		dst, other = other, dst
 	}
-	if err := atomicfile.Replace(dst, append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.Replace(dst, b, 0o600); err != nil {
 		return err
 	}
-	if err := os.Remove(other); err != nil && !errors.Is(err, os.ErrNotExist) {
+	return removeFile(other)
+}
+
+// Create writes the first record of a live run under a name no record has
+// had (a fresh random one): exclusively, failing if a record of that name
+// exists, and with nothing to remove from ended/. Readers see no record or
+// all of it.
+func (r *Registry) Create(rec *Record) error {
+	if !rec.Live() {
+		return fmt.Errorf("registry: create %q: a new record must be live, not %s", rec.Name, rec.State)
+	}
+	b, err := encodeRecord(rec)
+	if err != nil {
 		return err
+	}
+	return atomicfile.Create(r.recordPath(rec.Name), b, 0o600)
+}
+
+// encodeRecord checks rec's name and returns the record file's content.
+func encodeRecord(rec *Record) ([]byte, error) {
+	if err := CheckName(rec.Name); err != nil {
+		return nil, err
+	}
+	rec.SchemaVersion = SchemaVersion
+	if rec.Argv == nil {
+		rec.Argv = []string{}
+	}
+	b, err := appendRecord(make([]byte, 0, 1024), rec)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// removeFile removes the file p if it exists. Unlike os.Remove it never
+// tries rmdir: a directory in a record's place is reported, not removed.
+func removeFile(p string) error {
+	if err := syscall.Unlink(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return &os.PathError{Op: "remove", Path: p, Err: err}
 	}
 	return nil
 }
@@ -171,12 +191,10 @@ func (r *Registry) Delete(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	for _, p := range []string{r.recordPath(name), r.endedPath(name)} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if err := removeFile(r.recordPath(name)); err != nil {
+		return err
 	}
-	return nil
+	return removeFile(r.endedPath(name))
 }
 
 // maxRecord bounds a record file; a larger one is corrupt.

@@ -216,3 +216,46 @@ func TestDefaultDirRefusesBadEnv(t *testing.T) {
 		t.Errorf("DefaultDir(/run/user/0) = %q, %v", d, err)
 	}
 }
+
+// TestCreateDelete: Create writes a live record that Read returns, refuses
+// a name that has a record and a record that is not live; Delete removes
+// it, ended or not, and a missing record is no error.
+func TestCreateDelete(t *testing.T) {
+	r, err := Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{Name: "run-1", Kind: "run", State: StateRunning, Argv: []string{"true"}, CreatedAt: time.Now().UTC(), Until: "main-exit"}
+	if err := r.Create(rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Read("run-1")
+	if err != nil || got.State != StateRunning || got.SchemaVersion != SchemaVersion {
+		t.Fatalf("Read after Create = %+v, %v", got, err)
+	}
+	if err := r.Create(rec); !errors.Is(err, os.ErrExist) {
+		t.Errorf("second Create = %v, want ErrExist", err)
+	}
+	if err := r.Create(&Record{Name: "run-2", State: StateStopped}); err == nil {
+		t.Error("Create of a record that is not live succeeded")
+	}
+	if err := r.Delete("run-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read("run-1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read after Delete = %v, want ErrNotFound", err)
+	}
+	ended := &Record{Name: "run-3", Kind: "run", State: StateStopped, CreatedAt: time.Now().UTC()}
+	if err := r.Write(ended); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete("run-3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(r.endedPath("run-3")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ended record still there after Delete: %v", err)
+	}
+	if err := r.Delete("run-4"); err != nil {
+		t.Errorf("Delete of a missing record = %v, want nil", err)
+	}
+}
