@@ -1,8 +1,6 @@
 package cgroup
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/procfs"
+	"github.com/tether-run/tether/internal/randid"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,7 +41,7 @@ func Create(parent string) (*Leaf, error) {
 		return nil, &os.PathError{Op: "open", Path: parent, Err: err}
 	}
 	for range 8 {
-		name := LeafPrefix + randomHex()
+		name := LeafPrefix + randid.Hex(8)
 		err = unix.Mkdirat(pfd, name, 0o755)
 		if errors.Is(err, unix.EEXIST) {
 			continue
@@ -79,12 +78,6 @@ func open(pfd int, parent, name string) (*Leaf, error) {
 		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	return &Leaf{Path: path, Parent: parent, ID: st.Ino, dirfd: fd, parentfd: pfd}, nil
-}
-
-func randomHex() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // Name returns the leaf's directory name.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/procfs"
+	"github.com/tether-run/tether/internal/randid"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,7 +53,7 @@ func CreateV1(controller string) (*V1Leaf, error) {
 		return nil, fmt.Errorf("%w: v1 %s cgroup %q: %v", ErrNotWritable, controller, parent, err)
 	}
 	for range 8 {
-		path := filepath.Join(parent, LeafPrefix+randomHex())
+		path := filepath.Join(parent, LeafPrefix+randid.Hex(8))
 		err := unix.Mkdir(path, 0o755)
 		if errors.Is(err, unix.EEXIST) {
 			continue

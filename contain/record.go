@@ -1,13 +1,12 @@
 package contain
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -33,11 +32,9 @@ func newTracker(reg *registry.Registry, r *receipt.Receipt) (*tracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b [6]byte
-	rand.Read(b[:])
 	now := time.Now().UTC()
 	return &tracker{reg: reg, rec: registry.Record{
-		Name: "run-" + hex.EncodeToString(b[:]), Kind: "run", State: registry.StateRunning, RunID: r.RunID,
+		Name: "run-" + randid.Hex(6), Kind: "run", State: registry.StateRunning, RunID: r.RunID,
 		Argv: r.Argv, Cwd: r.Cwd, CreatedAt: now, UpdatedAt: now, Owner: "none",
 		Supervisor: self, Until: string(ReasonMainExit),
 	}}, nil

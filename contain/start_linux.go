@@ -2,8 +2,6 @@ package contain
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +16,7 @@ import (
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
@@ -149,7 +148,7 @@ func (c *Cmd) useFallback(why string) {
 	if c.Mechanism != receipt.MechanismFallback {
 		c.rec.FallbackReason = why
 	}
-	c.sys.marker = randomHex()
+	c.sys.marker = randid.Hex(8)
 }
 
 var fallbackCaveats = []string{
@@ -165,12 +164,6 @@ func isTerminal(r io.Reader) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-func randomHex() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // env is the command's environment: Env (nil: ours) with the run id set,

@@ -2,8 +2,6 @@ package delegate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/randid"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,7 +62,7 @@ func enterScope(ctx context.Context, mg *managers, o Options) (*Scope, error) {
 	}
 
 	pid := os.Getpid()
-	s := &Scope{Unit: fmt.Sprintf("tether-%d-%s.scope", pid, randomHex(4)), Manager: m}
+	s := &Scope{Unit: fmt.Sprintf("tether-%d-%s.scope", pid, randid.Hex(4)), Manager: m}
 	desc := o.Description
 	if desc == "" {
 		desc = "tether " + strings.Join(os.Args[1:], " ")
@@ -168,12 +167,6 @@ func (mg *managers) close() {
 	for _, b := range mg.buses {
 		b.close()
 	}
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func truncate(s string, n int) string {

@@ -1,10 +1,9 @@
 package receipt
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 
+	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/version"
 )
 
@@ -50,7 +49,5 @@ type Host struct {
 // prefix would promise an order it cannot keep (started_at carries the
 // time). 128 bits keep collisions out of reach in any fleet's archive.
 func NewRunID() string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
-	return hex.EncodeToString(b[:])
+	return randid.Hex(16)
 }

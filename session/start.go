@@ -5,8 +5,6 @@ package session
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -271,9 +270,7 @@ func generateName(cmd string) string {
 	if prefix == "" {
 		prefix = "session"
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
+	return prefix + "-" + randid.Hex(4)
 }
 
 // sessionEnv is the caller's environment with the variables tether owns

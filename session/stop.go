@@ -3,8 +3,6 @@
 package session
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -144,9 +143,7 @@ func requestStop(reg *registry.Registry, name string, req stopRequest) (*stoppin
 func (s *stopping) send(req stopRequest) error {
 	req.Supervisor = s.rec.Supervisor
 	b, _ := json.Marshal(req)
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	name := stopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + hex.EncodeToString(rnd[:]) + ".json"
+	name := stopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + randid.Hex(6) + ".json"
 	rt := s.rec.RuntimeDir
 	if err := s.reg.CheckDir(rt); err != nil {
 		return err
