@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/session"
 	"github.com/tether-run/tether/version"
 )
 
@@ -57,10 +56,20 @@ func (e *env) warnf(format string, a ...any) {
 	fmt.Fprintf(e.stderr, "tether: "+format+"\n", a...)
 }
 
+// Tether is the whole tether program, what cmd/tether's main runs (and
+// a test binary acting as tether): a session's supervisor, which is this
+// binary started again, runs here and exits; otherwise standard output
+// and error are made safe to write to a closed pipe and the command line
+// is run. It returns the exit status.
+func Tether() int {
+	session.MaybeSupervise()
+	survivePipes()
+	return Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
 // Main runs tether with args (without the program name) and returns the
 // process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	survivePipes()
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRoot(e, args)
 	root.SetArgs(args)
@@ -160,6 +169,9 @@ own failures and usage errors exit 125 as timeout(1)'s do.`,
 			if sc.name == args[0] {
 				root.AddCommand(sc.make(e))
 				gateCommands(root)
+				// cobra would build its completion command and four
+				// subcommands at Execute; none is reachable from here.
+				root.CompletionOptions.DisableDefaultCmd = true
 				return root
 			}
 		}
@@ -176,16 +188,4 @@ own failures and usage errors exit 125 as timeout(1)'s do.`,
 		}
 	}
 	return root
-}
-
-// survivePipes makes a write to a closed stdout or stderr fail with EPIPE
-// instead of killing tether: a diagnostic that cannot be written is no
-// reason to abandon a cleanup. Go kills a program that writes to a broken
-// pipe on fd 1 or 2 unless SIGPIPE is notified (os/signal, "SIGPIPE").
-// Notify, not Ignore: an ignored signal stays ignored across exec, and the
-// command must keep the default action and die of SIGPIPE as it would
-// without tether. The channel is never read; signal.Notify drops what does
-// not fit.
-func survivePipes() {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }

@@ -42,9 +42,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runHelper(h, os.Args[1:]))
 	}
 	if os.Getenv(asTetherEnv) == "1" {
-		// What cmd/tether's main does.
-		session.MaybeSupervise()
-		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(cli.Tether()) // what cmd/tether's main does
 	}
 	// The tests' own state directory: runs write records, and a record
 	// left behind is a run that was not confirmed stopped.

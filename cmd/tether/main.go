@@ -6,12 +6,6 @@ import (
 	"os"
 
 	"github.com/tether-run/tether/cli"
-	"github.com/tether-run/tether/session"
 )
 
-func main() {
-	// A session's supervisor is this binary started again: it runs here
-	// and exits, before anything else.
-	session.MaybeSupervise()
-	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
+func main() { os.Exit(cli.Tether()) }
