@@ -17,7 +17,7 @@ import (
 func Mount() (string, error) { return v2Mount() }
 
 var v2Mount = sync.OnceValues(func() (string, error) {
-	b, err := procfs.ReadFile("/proc/self/mountinfo")
+	b, err := mountinfo()
 	if err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)
 	}
@@ -26,6 +26,12 @@ var v2Mount = sync.OnceValues(func() (string, error) {
 		return "", ErrNoV2
 	}
 	return m, nil
+})
+
+// mountinfo is /proc/self/mountinfo, read once for v2Mount and
+// v1Mounts alike (8 KiB at a time: a host with systemd has a few KiB).
+var mountinfo = sync.OnceValues(func() ([]byte, error) {
+	return procfs.ReadFileSized("/proc/self/mountinfo", 8<<10)
 })
 
 // Self returns the cgroup v2 path of pid (0 for the calling process)

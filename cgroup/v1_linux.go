@@ -12,7 +12,7 @@ import (
 func V1Mounts() map[string]string { return v1Mounts() }
 
 var v1Mounts = sync.OnceValue(func() map[string]string {
-	b, err := procfs.ReadFile("/proc/self/mountinfo")
+	b, err := mountinfo()
 	if err != nil {
 		return map[string]string{}
 	}

@@ -11,6 +11,14 @@ func ReadFile(path string) ([]byte, error) {
 	return ReadFileAt(unix.AT_FDCWD, path)
 }
 
+// ReadFileSized is ReadFile starting with a buffer of size bytes, for a
+// file known to be larger than the usual 512: a seq_file such as
+// /proc/self/mountinfo renders itself again for every read, and a buffer
+// that holds it takes one read and the one that returns 0.
+func ReadFileSized(path string, size int) ([]byte, error) {
+	return read(unix.AT_FDCWD, path, size, false)
+}
+
 // ReadFileAt reads the whole file name relative to the directory fd dirfd.
 func ReadFileAt(dirfd int, name string) ([]byte, error) {
 	return read(dirfd, name, 512, false)
