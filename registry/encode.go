@@ -40,9 +40,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, error) {
 	if rec.CgroupID != 0 {
 		w.uint("cgroup_id", rec.CgroupID)
 	}
-	if len(rec.V1Cgroups) > 0 {
-		w.strs("v1_cgroups", rec.V1Cgroups)
-	}
+	w.optStrs("v1_cgroups", rec.V1Cgroups)
 	w.str("runtime_dir", rec.RuntimeDir)
 	w.str("log", rec.Log)
 	w.optStr("profile", rec.Profile)
@@ -52,9 +50,7 @@ func appendRecord(b []byte, rec *Record) ([]byte, error) {
 	}
 	w.optStr("pool", rec.Pool)
 	w.optStr("stop_signal", rec.StopSignal)
-	if len(rec.Caveats) > 0 {
-		w.strs("caveats", rec.Caveats)
-	}
+	w.optStrs("caveats", rec.Caveats)
 	w.optStr("stop_reason", rec.StopReason)
 	w.optStr("receipt", rec.Receipt)
 	w.optStr("error", rec.Error)
@@ -92,6 +88,13 @@ func (w *recordWriter) str(k, v string) {
 func (w *recordWriter) optStr(k, v string) {
 	if v != "" {
 		w.str(k, v)
+	}
+}
+
+// optStrs is an omitempty []string: nil and empty are left out.
+func (w *recordWriter) optStrs(k string, v []string) {
+	if len(v) > 0 {
+		w.strs(k, v)
 	}
 }
 
