@@ -273,3 +273,34 @@ func TestConfirmUnderOneDeadline(t *testing.T) {
 		before = s.At
 	}
 }
+
+// TestOpenAllKeepsOrder: openAll returns one result per pid in the
+// list's order, on one goroutine or, from parallelOpen pids on, two: a
+// handle for a live process, an error for a pid that names none.
+func TestOpenAllKeepsOrder(t *testing.T) {
+	for _, n := range []int{3, parallelOpen + 1} {
+		pids := make([]int, n)
+		for i := range pids {
+			pids[i] = os.Getpid()
+		}
+		pids[n/2] = 0 // no process: pidfd_open refuses it
+		out := openAll(pids)
+		if len(out) != n {
+			t.Fatalf("openAll(%d pids) = %d results", n, len(out))
+		}
+		for i, o := range out {
+			if i == n/2 {
+				if o.err == nil || o.h != nil {
+					t.Errorf("n=%d: result %d for pid 0 = %v, %v; want an error", n, i, o.h, o.err)
+				}
+				continue
+			}
+			if o.err != nil || o.h == nil || o.h.Token.PID != os.Getpid() {
+				t.Errorf("n=%d: result %d = %v, %v; want a handle of pid %d", n, i, o.h, o.err, os.Getpid())
+			}
+			if o.h != nil {
+				o.h.Close()
+			}
+		}
+	}
+}
