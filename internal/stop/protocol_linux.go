@@ -3,13 +3,13 @@ package stop
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/crash"
+	"github.com/tether-run/tether/internal/par"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
 )
@@ -178,30 +178,24 @@ type opened struct {
 }
 
 // parallelOpen is the member count from which openAll spreads the opens
-// over two goroutines: each open proves a process through /proc, ~19 µs,
-// and 1,000 of them took 18–20 ms on one core (issue 13).
+// over par's goroutines: each open proves a process through /proc, ~19 µs,
+// and 1,000 of them took 18–20 ms on one core (issue 13); a few are not
+// worth the goroutines.
 const parallelOpen = 256
 
-// openAll opens a pidfd for each pid and reads its token, in pids' order;
-// two goroutines share a long list. Proving every member before the first
-// signal also keeps the opens off cores busy with members already exiting.
+// openAll opens a pidfd for each pid and reads its token, in pids' order.
+// Proving every member before the first signal also keeps the opens off
+// cores busy with members already exiting.
 func openAll(pids []int) []opened {
 	out := make([]opened, len(pids))
-	workers := 1
-	if len(pids) >= parallelOpen {
-		workers = 2
+	open := func(i int) { out[i].h, out[i].err = identity.OpenPID(pids[i]) }
+	if len(pids) < parallelOpen {
+		for i := range pids {
+			open(i)
+		}
+	} else {
+		par.For(len(pids), open)
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(pids); i += workers {
-				out[i].h, out[i].err = identity.OpenPID(pids[i])
-			}
-		}()
-	}
-	wg.Wait()
 	return out
 }
 

@@ -275,7 +275,7 @@ func TestConfirmUnderOneDeadline(t *testing.T) {
 }
 
 // TestOpenAllKeepsOrder: openAll returns one result per pid in the
-// list's order, on one goroutine or, from parallelOpen pids on, two: a
+// list's order, on this goroutine or, from parallelOpen pids on, par's: a
 // handle for a live process, an error for a pid that names none.
 func TestOpenAllKeepsOrder(t *testing.T) {
 	for _, n := range []int{3, parallelOpen + 1} {
