@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,11 @@ import (
 // the policy refuses is refused by start with exit 2 and one line, and
 // nothing is created; one it accepts is listed, reachable, never taken by
 // reap for stale or orphaned while alive, and stopped leaving nothing.
-// Each iteration runs one `sleep 1000` session.
+// Each iteration runs one `sleep 1000` session, owned by the test process:
+// `go test -fuzz` kills a worker that has not answered 1–2 s after the
+// fuzz time ends, mid-iteration and before any t.Cleanup, and the owner's
+// death is what then stops its session before the coordinator's leak
+// check (which waits a second for marked processes to end).
 func FuzzSessionName(f *testing.F) {
 	for _, s := range [][2]string{
 		{"web", ""}, {".h2", ""}, {"-x", ""}, {"--", ""}, {"x.json", "p"}, {"a.log.1", ""}, {"0", "0"}, {"_x", ""}, {"a/b", ""},
@@ -31,7 +36,7 @@ func FuzzSessionName(f *testing.F) {
 			t.Skip("argv cannot hold NUL")
 		}
 		xdg := stateEnv(t)
-		args := []string{"start", "-q", "--name", name}
+		args := []string{"start", "-q", "--name", name, "--owner", strconv.Itoa(os.Getpid())}
 		if pool != "" {
 			args = append(args, "--pool", pool, "--max", "1")
 		}
