@@ -22,7 +22,7 @@ func (p *protocol) runFallback() {
 	for _, h := range members {
 		p.term(h)
 	}
-	p.step("term", fmt.Sprintf("%d members found by walking the process tree; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(p.c.StopSignal), p.ev.Signalled), len(members), nil)
+	p.step("term", fmt.Sprintf("%d members found by walking the process tree; %s sent to %d%s", len(members), stop.SignalName(p.c.StopSignal), p.ev.Signalled, stop.ContNote(p.continued)), len(members), nil)
 
 	empty := len(members) == 0
 	if !empty {
@@ -144,6 +144,7 @@ func (p *protocol) walk() []*identity.Handle {
 			h = p.prove(st)
 		}
 		if h != nil {
+			p.saw(h, st)
 			roots = append(roots, h)
 		}
 	}
@@ -190,6 +191,7 @@ func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*ide
 		}
 		if h, ok := p.held(st); ok {
 			if h != nil {
+				p.saw(h, st)
 				out = append(out, h)
 			}
 			continue
@@ -202,6 +204,7 @@ func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*ide
 			h.Close()
 			continue
 		}
+		p.saw(h, now)
 		opened = append(opened, h)
 	}
 	if len(opened) > 0 && parent.Exited() {
@@ -214,6 +217,14 @@ func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*ide
 		p.admit(h)
 	}
 	return append(out, opened...)
+}
+
+// saw notes the state of member h in st, its latest stat (term).
+func (p *protocol) saw(h *identity.Handle, st identity.Stat) {
+	if p.state == nil {
+		p.state = map[*identity.Handle]byte{}
+	}
+	p.state[h] = st.State
 }
 
 // held looks st up among the members proven before: ok when it is one,

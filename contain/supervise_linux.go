@@ -2,6 +2,7 @@ package contain
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/identity"
@@ -45,6 +46,10 @@ type protocol struct {
 	strag   []receipt.Process
 	nstrag  int
 	termed  map[*identity.Handle]bool // members sent SIGTERM
+	// state is each member's state in the latest stat the fallback's
+	// walk read of it ('T': stopped), for term's SIGCONT.
+	state     map[*identity.Handle]byte
+	continued int // members sent SIGCONT
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
 	cpu     *receipt.CPU
@@ -92,17 +97,29 @@ func (p *protocol) straggler(t identity.Token) {
 	}
 }
 
-// term sends the stop signal (then SIGCONT) to a member, once.
+// term sends the stop signal (then SIGCONT if it was stopped) to a
+// member, once.
+//
+// A member sent it before and stopped now (its state from the latest walk,
+// stop.TermMember) is sent SIGCONT again: it was stopped after its stop
+// signal, which stays pending until it is continued.
 func (p *protocol) term(h *identity.Handle) {
 	if p.termed == nil {
 		p.termed = map[*identity.Handle]bool{}
 	}
+	state := p.state[h]
 	if p.termed[h] {
+		if state == 'T' && h.Signal(syscall.SIGCONT) == nil {
+			p.continued++
+		}
 		return
 	}
 	p.termed[h] = true
-	if stop.Term(h, p.c.StopSignal) {
+	if stop.TermMember(h, p.c.StopSignal, state) {
 		p.ev.Signalled++
+		if state == 'T' {
+			p.continued++
+		}
 	}
 }
 

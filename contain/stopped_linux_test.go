@@ -1,0 +1,118 @@
+package contain
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/receipt"
+)
+
+// TestStoppedMemberContinued: a member stopped by SIGSTOP before the stop
+// keeps SIGTERM pending until it is continued. The term step sends
+// SIGCONT to it (and to no member that was not stopped), so it exits
+// within the grace and the kill is not needed; the receipt says so.
+func TestStoppedMemberContinued(t *testing.T) {
+	for _, mech := range mechanisms(t) {
+		t.Run(string(mech), func(t *testing.T) {
+			mark, dir := caseMark(t), t.TempDir()
+			c := Command("sh", "-c", `sleep 1000 & echo $! > "$D/pid"; sleep 1000 & wait`)
+			c.Env = append(os.Environ(), "TETHER_CASE="+mark, "D="+dir)
+			c.Mechanism, c.Grace = mech, time.Minute
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := readPIDFile(t, filepath.Join(dir, "pid"))
+			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			// SIGSTOP takes effect when the process next runs: the
+			// premise is a member already stopped.
+			awaitState(t, pid, 'T')
+			r := stopNow(t, c)
+			if r.Evidence.KillUsed || !r.StopConfirmed {
+				t.Errorf("kill used %t, stop confirmed %t; want the stopped member continued, its SIGTERM acted on\nsteps %+v", r.Evidence.KillUsed, r.StopConfirmed, r.Stop.Steps)
+			}
+			if s := r.Stop.Steps[0]; s.Name != "term" || !strings.HasSuffix(s.Observed, "SIGTERM sent to 3 (and SIGCONT to the 1 stopped)") {
+				t.Errorf("term step = %+v; want SIGTERM to 3 members, SIGCONT to the stopped one", s)
+			}
+			if left := marked(mark); len(left) > 0 {
+				t.Errorf("left running: %v", left)
+			}
+		})
+	}
+}
+
+// TestStoppedAfterTermContinued: a member that stops itself on SIGTERM
+// (after the term step has read its state) is found stopped by the
+// fallback's walks during the grace and continued, so it goes on to exit
+// as its handler says, without the kill.
+func TestStoppedAfterTermContinued(t *testing.T) {
+	mark, dir := caseMark(t), t.TempDir()
+	c := Command("sh", "-c", `trap 'kill -STOP $$; exit 0' TERM; sleep 1000 & touch "$D/ready"; wait`)
+	c.Env = append(os.Environ(), "TETHER_CASE="+mark, "D="+dir)
+	c.Mechanism, c.Grace = receipt.MechanismFallback, time.Minute
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never set its trap")
+		}
+	}
+	r := stopNow(t, c)
+	if r.Evidence.KillUsed || !r.StopConfirmed {
+		t.Errorf("kill used %t, stop confirmed %t; want the self-stopped member continued by a grace walk\nsteps %+v", r.Evidence.KillUsed, r.StopConfirmed, r.Stop.Steps)
+	}
+	if r.Exit.MainStatus != 0 {
+		t.Errorf("main status = %d, want 0 (its TERM handler ran to its end)", r.Exit.MainStatus)
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
+
+// stopNow stops c, bounded, and returns its receipt.
+func stopNow(t *testing.T, c *Cmd) *receipt.Receipt {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	c.Wait()
+	return c.Receipt()
+}
+
+// readPIDFile waits for path to hold a pid and returns it.
+func readPIDFile(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			return pid
+		}
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+// awaitState waits for pid's /proc/PID/stat to show state.
+func awaitState(t *testing.T, pid int, state byte) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if st, err := identity.ReadStat(pid); err == nil && st.State == state {
+			return
+		}
+	}
+	t.Fatalf("pid %d never reached state %c", pid, state)
+}
