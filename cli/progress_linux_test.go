@@ -37,7 +37,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	ignoring := `trap "" TERM; sleep 1000 & kill -INT $PPID; wait`
 	got := onTerminal(t, xdg, "run", "--grace", "0.3", "--", "sh", "-c", ignoring)
 	for _, want := range []string{
-		"tether: stop: 2 members in cgroup.procs; SIGTERM sent to 2; waiting up to 300ms for them to exit (a second ^C kills at once)\n",
+		"tether: stop: 2 members in cgroup.procs; SIGTERM (and SIGCONT) sent to 2; waiting up to 300ms for them to exit (a second ^C kills at once)\n",
 		"tether: stop: still populated after 300ms\n",
 		"tether: stop: kill: wrote 1 to cgroup.kill\n",
 		"tether: stopped 2 processes in ",
@@ -59,7 +59,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	awaitProcs(t, xdg, "slow", 2)
 	got = onTerminal(t, xdg, "stop", "--grace", "0.3", "slow")
 	for _, want := range []string{
-		"tether: slow: stop: 2 members in cgroup.procs; SIGTERM sent to 2; waiting up to 300ms for them to exit (^C kills at once)\n",
+		"tether: slow: stop: 2 members in cgroup.procs; SIGTERM (and SIGCONT) sent to 2; waiting up to 300ms for them to exit (^C kills at once)\n",
 		"tether: slow: stop: kill: wrote 1 to cgroup.kill\n",
 		"tether: slow: stopped 2 processes in ",
 		"slow\tstopped (request), confirmed true\n",

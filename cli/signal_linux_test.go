@@ -61,7 +61,7 @@ func checkSignalled(t *testing.T, r *receipt.Receipt, signal string, kill bool) 
 	if r.Stop.Signal != signal || r.Evidence.KillUsed != kill || r.Evidence.Signalled < 2 {
 		t.Errorf("receipt stop.signal, evidence.kill_used, evidence.signalled = %q, %t, %d, want %q, %t, >= 2", r.Stop.Signal, r.Evidence.KillUsed, r.Evidence.Signalled, signal, kill)
 	}
-	if len(r.Stop.Steps) == 0 || !strings.Contains(r.Stop.Steps[0].Observed, signal+" sent to") {
+	if len(r.Stop.Steps) == 0 || !strings.Contains(r.Stop.Steps[0].Observed, signal+" (and SIGCONT) sent to") {
 		t.Errorf("receipt stop.steps = %+v, want the first to say %s was sent", r.Stop.Steps, signal)
 	}
 }

@@ -22,7 +22,7 @@ func (p *protocol) runFallback() {
 	for _, h := range members {
 		p.term(h)
 	}
-	p.step("term", fmt.Sprintf("%d members found by walking the process tree; %s sent to %d%s", len(members), stop.SignalName(p.c.StopSignal), p.ev.Signalled, stop.ContNote(p.continued)), len(members), nil)
+	p.step("term", fmt.Sprintf("%d members found by walking the process tree; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(p.c.StopSignal), p.ev.Signalled), len(members), nil)
 
 	empty := len(members) == 0
 	if !empty {

@@ -48,8 +48,7 @@ type protocol struct {
 	termed  map[*identity.Handle]bool // members sent SIGTERM
 	// state is each member's state in the latest stat the fallback's
 	// walk read of it ('T': stopped), for term's SIGCONT.
-	state     map[*identity.Handle]byte
-	continued int // members sent SIGCONT
+	state map[*identity.Handle]byte
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
 	cpu     *receipt.CPU
@@ -97,29 +96,23 @@ func (p *protocol) straggler(t identity.Token) {
 	}
 }
 
-// term sends the stop signal (then SIGCONT if it was stopped) to a
-// member, once.
-//
-// A member sent it before and stopped now (its state from the latest walk,
-// stop.TermMember) is sent SIGCONT again: it was stopped after its stop
-// signal, which stays pending until it is continued.
+// term sends the stop signal (then SIGCONT) to a member, once. A member
+// sent it before and found stopped by the latest walk is sent SIGCONT
+// again: it was stopped after its stop signal, which stays pending until
+// it is continued, and would otherwise wait for the kill.
 func (p *protocol) term(h *identity.Handle) {
 	if p.termed == nil {
 		p.termed = map[*identity.Handle]bool{}
 	}
-	state := p.state[h]
 	if p.termed[h] {
-		if state == 'T' && h.Signal(syscall.SIGCONT) == nil {
-			p.continued++
+		if p.state[h] == 'T' {
+			h.Signal(syscall.SIGCONT)
 		}
 		return
 	}
 	p.termed[h] = true
-	if stop.TermMember(h, p.c.StopSignal, state) {
+	if stop.Term(h, p.c.StopSignal) {
 		p.ev.Signalled++
-		if state == 'T' {
-			p.continued++
-		}
 	}
 }
 

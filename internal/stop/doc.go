@@ -2,8 +2,8 @@
 // contain (a run or a session stopping its own group) and by reap (a dead
 // supervisor's leaf held anew):
 //
-//  1. thaw a frozen leaf; SIGTERM every verified member, then SIGCONT to
-//     those its proof found stopped, so that they can act on it;
+//  1. thaw a frozen leaf; SIGTERM every verified member, then SIGCONT so a
+//     stopped member can act on it;
 //  2. wait the grace for populated 0;
 //  3. kill: cgroup.kill, or on kernels without it (5.7–5.13) freeze the
 //     leaf, SIGKILL every member through a verified pidfd, thaw, repeat;

@@ -141,7 +141,7 @@ func (r *Run) term() bool {
 	}
 	pids, err := r.Leaf.Procs()
 	unopened, openErr := 0, error(nil)
-	var members []opened
+	var members []*identity.Handle
 	for _, o := range openAll(pids) {
 		h, oerr := r.admit(o.h, o.err)
 		if oerr != nil {
@@ -151,22 +151,18 @@ func (r *Run) term() bool {
 			continue
 		}
 		if h != nil {
-			members = append(members, o)
+			members = append(members, h)
 		}
 	}
-	continued := 0
-	for _, m := range members {
-		if TermMember(m.h, r.Signal, m.state) {
+	for _, h := range members {
+		if Term(h, r.Signal) {
 			r.Evidence.Signalled++
-			if m.state == 'T' {
-				continued++
-			}
 		}
 	}
 	if unopened > 0 && err == nil {
 		err = fmt.Errorf("%d members could not be opened, so were not sent %s: %w", unopened, SignalName(r.Signal), openErr)
 	}
-	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; %s sent to %d%s", thawed, len(pids), SignalName(r.Signal), r.Evidence.Signalled, ContNote(continued)), len(pids), err)
+	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; %s (and SIGCONT) sent to %d", thawed, len(pids), SignalName(r.Signal), r.Evidence.Signalled), len(pids), err)
 	if len(pids) != 0 || err != nil {
 		return false
 	}
@@ -174,12 +170,11 @@ func (r *Run) term() bool {
 	return empty
 }
 
-// opened is one pid of cgroup.procs opened as a pidfd: its handle and
-// the state its proof read (TermMember), or why it could not be.
+// opened is one pid of cgroup.procs opened as a pidfd: its handle, or why
+// it could not be.
 type opened struct {
-	h     *identity.Handle
-	state byte
-	err   error
+	h   *identity.Handle
+	err error
 }
 
 // parallelOpen is the member count from which openAll spreads the opens
@@ -188,17 +183,12 @@ type opened struct {
 // worth the goroutines.
 const parallelOpen = 256
 
-// openAll opens a pidfd for each pid and reads its token and state, in
-// pids' order.
+// openAll opens a pidfd for each pid and reads its token, in pids' order.
 // Proving every member before the first signal also keeps the opens off
 // cores busy with members already exiting.
 func openAll(pids []int) []opened {
 	out := make([]opened, len(pids))
-	open := func(i int) {
-		var st identity.Stat
-		out[i].h, st, out[i].err = identity.OpenPIDStat(pids[i])
-		out[i].state = st.State
-	}
+	open := func(i int) { out[i].h, out[i].err = identity.OpenPID(pids[i]) }
 	if len(pids) < parallelOpen {
 		for i := range pids {
 			open(i)

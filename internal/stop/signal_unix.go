@@ -22,29 +22,6 @@ func Term(h *identity.Handle, sig syscall.Signal) bool {
 	return true
 }
 
-// TermMember is Term for a member whose state was read after its pidfd
-// opened (the stat its proof read): SIGCONT goes only to a member that was
-// stopped ('T') then. A SIGCONT is a system call of ~10 µs here, 10 ms of
-// the stop signal's fan-out to 1,000 members (issue 13). A member stopped
-// after that read keeps sig pending until the kill that ends the grace:
-// it is stopped all the same, less politely. ('t', a ptrace stop, is
-// not ended by SIGCONT.)
-func TermMember(h *identity.Handle, sig syscall.Signal, state byte) bool {
-	if state == 'T' {
-		return Term(h, sig)
-	}
-	return h.Signal(Signal(sig)) == nil
-}
-
-// ContNote is what a term step adds for the n members it also sent
-// SIGCONT: nothing when none was stopped.
-func ContNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return " (and SIGCONT to the " + strconv.Itoa(n) + " stopped)"
-}
-
 // Signal is the stop signal in force: sig, or SIGTERM when sig is 0.
 func Signal(sig syscall.Signal) syscall.Signal {
 	if sig == 0 {
