@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -366,23 +368,73 @@ func timeLs(b *testing.B, f *fleet, n int, args ...string) time.Duration {
 // pidfd first. cgroup reads the members from cgroup.procs; the fallback
 // walks /proc. The target is ≤ 20 ms for the fallback.
 //
+// Its peer, bare, is the floor any tool pays on this machine: the same
+// tree in a leaf, its cgroup.procs read once and SIGTERM and SIGCONT sent
+// to every pid with kill(2), nothing opened or proven. Half of the tree
+// dies of SIGTERM, and each of those deaths is work for the same two
+// cores while the signals go out. The three run in turns.
+//
 //	go test ./bench/ -run '^$' -bench TermFanout1000 -benchtime 10x
 func BenchmarkTermFanout1000(b *testing.B) {
-	mechs := []receipt.Mechanism{receipt.MechanismCgroup, receipt.MechanismFallback}
+	kinds := []string{string(receipt.MechanismCgroup), string(receipt.MechanismFallback), "bare"}
 	if p, err := cgroup.DefaultParent(); err != nil || cgroup.CheckParent(p) != nil {
-		b.Logf("cgroup mechanism not measured: no writable cgroup v2 parent: %v", err)
-		mechs = mechs[1:]
+		b.Logf("cgroup mechanism and the bare peer not measured: no writable cgroup v2 parent: %v", err)
+		kinds = kinds[1:2]
 	}
-	got := map[receipt.Mechanism][]time.Duration{}
+	got := map[string][]time.Duration{}
 	for i := range b.N {
-		for j := range mechs {
-			m := mechs[(i+j)%len(mechs)]
-			got[m] = append(got[m], termFanoutOf(b, m, 1000))
+		for j := range kinds {
+			k := kinds[(i+j)%len(kinds)]
+			if k == "bare" {
+				got[k] = append(got[k], bareFanoutOf(b, 1000))
+			} else {
+				got[k] = append(got[k], termFanoutOf(b, receipt.Mechanism(k), 1000))
+			}
 		}
 	}
-	for _, m := range mechs {
-		reportSpread(b, string(m)+"-term", got[m])
+	meds := map[string]float64{}
+	for _, k := range kinds {
+		meds[k] = reportSpread(b, k+"-term", got[k])
 	}
+	if bare := meds["bare"]; bare > 0 {
+		for _, k := range kinds[:2] {
+			b.ReportMetric(meds[k]/bare, k+"-ratio")
+		}
+	}
+}
+
+// bareFanoutOf starts a tree of n processes in a leaf and sends SIGTERM
+// and SIGCONT to each pid its cgroup.procs lists, by pid, as fast as it
+// can; it returns the time from the read to the last signal. contain
+// then stops what is left. (By pid is safe here only because every
+// process is this benchmark's own, in a leaf it holds, for milliseconds.)
+func bareFanoutOf(b *testing.B, n int) time.Duration {
+	b.Helper()
+	c := startTree(b, receipt.MechanismCgroup, n, time.Millisecond)
+	procs := filepath.Join(c.Receipt().Cgroup.Path, "cgroup.procs")
+	t0 := time.Now()
+	data, err := os.ReadFile(procs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sent := 0
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			b.Fatalf("%s: %q", procs, f)
+		}
+		if syscall.Kill(pid, syscall.SIGTERM) == nil {
+			sent++
+		}
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	d := time.Since(t0)
+	c.BeginStop(contain.ReasonRequest)
+	c.Wait()
+	if r := c.Receipt(); !r.StopConfirmed || sent < 3*((n-1)/3)+1 {
+		b.Fatalf("bare: %d signalled (want ≥%d), then stop_confirmed %t; steps %+v", sent, 3*((n-1)/3)+1, r.StopConfirmed, r.Stop.Steps)
+	}
+	return d
 }
 
 // termFanoutOf starts a tree of n processes with mech and stops it with
