@@ -45,7 +45,13 @@ func hasChildren() bool {
 }
 
 // orphanHandles returns handles to the children that os/exec does not own
-// and that belong to the group according to member.
+// and that belong to the group according to member. A handle's token has
+// only its pid: member calls Identify where its decision needs the rest
+// (a child's pid cannot change hands before we reap it, so the pidfd is
+// that child's either way). Reading the token is four system calls an
+// orphan, and most decisions need none: the kernel reports the cgroup of
+// a zombie through its pidfd (6.13+), and a program that starts no other
+// children (AdoptOrphans) takes every orphan.
 func orphanHandles(member func(*identity.Handle) bool) []*identity.Handle {
 	if !hasChildren() {
 		return nil
@@ -62,13 +68,6 @@ func orphanHandles(member func(*identity.Handle) bool) []*identity.Handle {
 	for _, pid := range pids {
 		h, err := identity.OpenChild(pid)
 		if err != nil {
-			continue
-		}
-		// The full token (start time, pidfs inode) is needed to tell a
-		// zombie member by its identity where the kernel cannot report a
-		// zombie's cgroup through its pidfd (before 6.13).
-		if err := h.Identify(); err != nil {
-			h.Close()
 			continue
 		}
 		if member(h) {

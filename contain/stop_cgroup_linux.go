@@ -21,6 +21,15 @@ func (p *protocol) runCgroup() {
 	s.Reap = func(deadline time.Time) (string, error) {
 		mainOK := p.awaitMain(deadline)
 		reaped, err := p.reapOrphans(deadline, func(h *identity.Handle) bool {
+			if id, err := h.CgroupID(); err == nil && id == leaf.ID {
+				return true // the kernel's answer, of a zombie too: no token needed
+			}
+			// The full token (start time, pidfs inode) tells a zombie
+			// member by its identity where the kernel cannot report a
+			// zombie's cgroup through its pidfd (before 6.13).
+			if h.Identify() != nil {
+				return false
+			}
 			in, _ := stop.InLeaf(leaf, h)
 			return in || s.Identified(h)
 		})
