@@ -80,10 +80,26 @@ func (p *protocol) fallbackGrace() bool {
 // fallbackKill SIGKILLs every member, walking again until a walk finds none
 // or the kill wait ends: without cgroup.kill, children forked during the
 // kill are only found by the next walk.
+//
+// The members already proven are killed first, before any walk: a walk
+// reads every process on the machine (~10 ms beside 1,000 members here),
+// and the deaths of those it would only find again need not wait for it.
+// The walks then find what was forked since.
 func (p *protocol) fallbackKill() bool {
 	began := time.Now()
 	deadline := began.Add(p.c.killWaitNow())
-	killed, rounds := 0, 0
+	var sent []*identity.Handle
+	for _, h := range p.handles {
+		if !h.Exited() && h.Signal(syscall.SIGKILL) == nil {
+			sent = append(sent, h)
+		}
+	}
+	killed, rounds := len(sent), 0
+	if killed > 0 {
+		p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members proven before", killed), killed, nil)
+		rounds++
+		p.awaitKilled(sent, deadline)
+	}
 	for {
 		members := p.walk()
 		if len(members) == 0 {
@@ -94,7 +110,7 @@ func (p *protocol) fallbackKill() bool {
 			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.c.killWaitNow()), len(members), nil)
 			return false
 		}
-		var sent []*identity.Handle
+		sent = sent[:0]
 		for _, h := range members {
 			if h.Signal(syscall.SIGKILL) == nil {
 				killed++
@@ -105,15 +121,20 @@ func (p *protocol) fallbackKill() bool {
 			p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
 		}
 		rounds++
-		// Wait on the pidfds already held rather than walking /proc again
-		// at once: a walk reads every process on the machine, so its cost
-		// follows the machine, not the group. The next walk only has to
-		// catch children forked during the kill.
-		for _, h := range sent {
-			h.WaitExit(time.Until(deadline))
-		}
-		p.reapOrphans(time.Now(), p.fallbackOrphan)
+		p.awaitKilled(sent, deadline)
 	}
+}
+
+// awaitKilled waits for the members just sent SIGKILL and reaps the
+// orphans among them. It waits on the pidfds already held rather than
+// walking /proc again at once: a walk reads every process on the machine,
+// so its cost follows the machine, not the group. The next walk only has
+// to catch children forked during the kill.
+func (p *protocol) awaitKilled(sent []*identity.Handle, deadline time.Time) {
+	for _, h := range sent {
+		h.WaitExit(time.Until(deadline))
+	}
+	p.reapOrphans(time.Now(), p.fallbackOrphan)
 }
 
 // walk returns the live members, each proven through a pidfd: the main
