@@ -61,14 +61,7 @@ func TestStoppedAfterTermContinued(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never set its trap")
-		}
-	}
+	waitFile(t, filepath.Join(dir, "ready")) // its trap is set
 	r := stopNow(t, c)
 	if r.Evidence.KillUsed || !r.StopConfirmed {
 		t.Errorf("kill used %t, stop confirmed %t; want the self-stopped member continued by a grace walk\nsteps %+v", r.Evidence.KillUsed, r.StopConfirmed, r.Stop.Steps)
