@@ -81,36 +81,27 @@ func (p *protocol) fallbackGrace() bool {
 // or the kill wait ends: without cgroup.kill, children forked during the
 // kill are only found by the next walk.
 //
-// The members already proven are killed first, before any walk: a walk
-// reads every process on the machine (~10 ms beside 1,000 members here),
-// and the deaths of those it would only find again need not wait for it.
-// The walks then find what was forked since.
+// The first round kills the members already proven, without a walk: a
+// walk reads every process on the machine (~10 ms beside 1,000 members
+// here), and the deaths of those it would only find again need not wait
+// for it. Later walks find what was forked since.
 func (p *protocol) fallbackKill() bool {
 	began := time.Now()
 	deadline := began.Add(p.c.killWaitNow())
-	var sent []*identity.Handle
-	for _, h := range p.handles {
-		if !h.Exited() && h.Signal(syscall.SIGKILL) == nil {
-			sent = append(sent, h)
-		}
-	}
-	killed, rounds := len(sent), 0
-	if killed > 0 {
-		p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members proven before", killed), killed, nil)
-		rounds++
-		p.awaitKilled(sent, deadline)
-	}
+	killed, rounds := 0, 0
+	members := p.liveHeld()
 	for {
-		members := p.walk()
 		if len(members) == 0 {
-			p.step("kill-wait", fmt.Sprintf("walk found no member after %d rounds (%d SIGKILLs)", rounds, killed), 0, nil)
-			return true
+			if members = p.walk(); len(members) == 0 {
+				p.step("kill-wait", fmt.Sprintf("walk found no member after %d rounds (%d SIGKILLs)", rounds, killed), 0, nil)
+				return true
+			}
 		}
 		if time.Now().After(deadline) {
 			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.c.killWaitNow()), len(members), nil)
 			return false
 		}
-		sent = sent[:0]
+		var sent []*identity.Handle
 		for _, h := range members {
 			if h.Signal(syscall.SIGKILL) == nil {
 				killed++
@@ -121,20 +112,27 @@ func (p *protocol) fallbackKill() bool {
 			p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
 		}
 		rounds++
-		p.awaitKilled(sent, deadline)
+		// Wait on the pidfds already held rather than walking /proc again
+		// at once: a walk reads every process on the machine, so its cost
+		// follows the machine, not the group. The next walk only has to
+		// catch children forked during the kill.
+		for _, h := range sent {
+			h.WaitExit(time.Until(deadline))
+		}
+		p.reapOrphans(time.Now(), p.fallbackOrphan)
+		members = nil
 	}
 }
 
-// awaitKilled waits for the members just sent SIGKILL and reaps the
-// orphans among them. It waits on the pidfds already held rather than
-// walking /proc again at once: a walk reads every process on the machine,
-// so its cost follows the machine, not the group. The next walk only has
-// to catch children forked during the kill.
-func (p *protocol) awaitKilled(sent []*identity.Handle, deadline time.Time) {
-	for _, h := range sent {
-		h.WaitExit(time.Until(deadline))
+// liveHeld returns the members proven before that have not exited.
+func (p *protocol) liveHeld() []*identity.Handle {
+	var out []*identity.Handle
+	for _, h := range p.handles {
+		if !h.Exited() {
+			out = append(out, h)
+		}
 	}
-	p.reapOrphans(time.Now(), p.fallbackOrphan)
+	return out
 }
 
 // walk returns the live members, each proven through a pidfd: the main
@@ -240,12 +238,17 @@ func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*ide
 	return append(out, opened...)
 }
 
-// saw notes the state of member h in st, its latest stat (term).
+// saw notes whether member h was stopped ('T') in st, its latest stat
+// (term). Only stopped members are kept: most stops have none.
 func (p *protocol) saw(h *identity.Handle, st identity.Stat) {
-	if p.state == nil {
-		p.state = map[*identity.Handle]byte{}
+	if st.State != 'T' {
+		delete(p.stopped, h)
+		return
 	}
-	p.state[h] = st.State
+	if p.stopped == nil {
+		p.stopped = map[*identity.Handle]bool{}
+	}
+	p.stopped[h] = true
 }
 
 // held looks st up among the members proven before: ok when it is one,

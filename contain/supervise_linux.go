@@ -46,9 +46,9 @@ type protocol struct {
 	strag   []receipt.Process
 	nstrag  int
 	termed  map[*identity.Handle]bool // members sent SIGTERM
-	// state is each member's state in the latest stat the fallback's
-	// walk read of it ('T': stopped), for term's SIGCONT.
-	state map[*identity.Handle]byte
+	// stopped holds the members the fallback's latest walk found
+	// stopped, for term's SIGCONT.
+	stopped map[*identity.Handle]bool
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
 	cpu     *receipt.CPU
@@ -105,7 +105,7 @@ func (p *protocol) term(h *identity.Handle) {
 		p.termed = map[*identity.Handle]bool{}
 	}
 	if p.termed[h] {
-		if p.state[h] == 'T' {
+		if p.stopped[h] {
 			h.Signal(syscall.SIGCONT)
 		}
 		return
