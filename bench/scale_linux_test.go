@@ -58,6 +58,10 @@ touch "$D/ready"
 wait`, rounds, rounds/2)
 }
 
+// treeSize is how many processes treeScript(n) makes: n for sizes of
+// 3k+1.
+func treeSize(n int) int { return 3*((n-1)/3) + 1 }
+
 // settleTree is how long a tree lives after it is ready before it is
 // stopped. The kernel defers a cgroup.events notification that comes
 // within CGROUP_FILE_NOTIFY_MIN_INTV (DIV_ROUND_UP(HZ, 100) jiffies: 12 ms
@@ -101,7 +105,7 @@ func stopTreeOf(b *testing.B, mech receipt.Mechanism, n int) (total, empty time.
 	c.BeginStop(contain.ReasonRequest)
 	c.Wait()
 	r := c.Receipt()
-	want := 3*((n-1)/3) + 1
+	want := treeSize(n)
 	if !r.StopConfirmed || r.Evidence.MembersSeen < want {
 		b.Fatalf("%s: stop_confirmed %t, members %d (want ≥%d); steps %+v", mech, r.StopConfirmed, r.Evidence.MembersSeen, want, r.Stop.Steps)
 	}
@@ -431,8 +435,8 @@ func bareFanoutOf(b *testing.B, n int) time.Duration {
 	d := time.Since(t0)
 	c.BeginStop(contain.ReasonRequest)
 	c.Wait()
-	if r := c.Receipt(); !r.StopConfirmed || sent < 3*((n-1)/3)+1 {
-		b.Fatalf("bare: %d signalled (want ≥%d), then stop_confirmed %t; steps %+v", sent, 3*((n-1)/3)+1, r.StopConfirmed, r.Stop.Steps)
+	if r := c.Receipt(); !r.StopConfirmed || sent < treeSize(n) {
+		b.Fatalf("bare: %d signalled (want ≥%d), then stop_confirmed %t; steps %+v", sent, treeSize(n), r.StopConfirmed, r.Stop.Steps)
 	}
 	return d
 }
@@ -447,7 +451,7 @@ func termFanoutOf(b *testing.B, mech receipt.Mechanism, n int) time.Duration {
 	c.BeginStop(contain.ReasonRequest)
 	c.Wait()
 	r := c.Receipt()
-	want := 3*((n-1)/3) + 1
+	want := treeSize(n)
 	if !r.StopConfirmed || r.Evidence.Signalled < want {
 		b.Fatalf("%s: stop_confirmed %t, signalled %d (want ≥%d); steps %+v", mech, r.StopConfirmed, r.Evidence.Signalled, want, r.Stop.Steps)
 	}
