@@ -85,3 +85,50 @@ func TestIdentifyFailureKillsMain(t *testing.T) {
 		})
 	}
 }
+
+// TestFallbackWalkRescansALoss stages what a member's exit during a walk
+// looks like to it: the /proc snapshot, read whole before any proof,
+// names a daemon the child of a parent that has exited by the time the
+// walk proves it. That first scan finds no member; the walk must not
+// believe it, but scan again and find the daemon, now our orphan.
+func TestFallbackWalkRescansALoss(t *testing.T) {
+	mark := caseMark(t)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	c := Command("sh", "-c", "setsid -f sleep 1000; exit 0")
+	c.Env = append(os.Environ(), "TETHER_CASE="+mark)
+	c.Mechanism = receipt.MechanismFallback
+	c.AdoptOrphans = true
+	staged := 0
+	readAllStats = func() []identity.Stat {
+		st := readAllStatsProc()
+		if staged > 0 {
+			return st
+		}
+		for i := range st {
+			if st[i].PPID == os.Getpid() && st[i].Comm == "sleep" {
+				staged++
+				st[i].PPID = gone.Process.Pid // the parent it had when read
+				st = append(st, identity.Stat{PID: gone.Process.Pid, Comm: "sh", State: 'S', PPID: os.Getpid(), StartTime: 1})
+				break
+			}
+		}
+		return st
+	}
+	defer func() { readAllStats = readAllStatsProc }()
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Receipt()
+	if staged == 0 {
+		t.Fatalf("the daemon was never seen to stage its lost parent; steps %+v", r.Stop.Steps)
+	}
+	if r.Evidence.MembersSeen < 1 || !r.StopConfirmed {
+		t.Errorf("members seen %d, confirmed %t; want the daemon found by a second scan\nsteps %+v", r.Evidence.MembersSeen, r.StopConfirmed, r.Stop.Steps)
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}

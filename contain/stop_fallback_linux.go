@@ -145,7 +145,30 @@ func (p *protocol) liveHeld() []*identity.Handle {
 // alive after that read: a live process owns its pid. (A member that
 // exited had its children reparented to us; the next walk finds them as
 // orphans.)
+//
+// A scan that finds no member is the one the stop believes, so it must
+// not have lost one: the snapshot is read whole before any proof, and a
+// process that exits in between takes its place in the tree with it,
+// its children reparented to us after the snapshot named them its own.
+// A scan that dropped a candidate that way (lost) and found nothing is
+// run again, up to walkRetries times.
 func (p *protocol) walk() []*identity.Handle {
+	for i := 0; ; i++ {
+		members := p.scan()
+		if len(members) > 0 || !p.lost || i == walkRetries {
+			return members
+		}
+	}
+}
+
+// walkRetries bounds the scans of one walk that found nothing but lost a
+// candidate: each loss is a process that exited during a scan.
+const walkRetries = 5
+
+// scan is one pass of walk; it sets p.lost when it dropped a candidate
+// that exited or moved during the pass and may have had members below it.
+func (p *protocol) scan() []*identity.Handle {
+	p.lost = false
 	procs := readAllStats()
 	kids := map[int][]identity.Stat{}
 	for _, st := range procs {
@@ -161,20 +184,32 @@ func (p *protocol) walk() []*identity.Handle {
 			h = p.prove(st)
 		case st.PPID == self && !isOwned(st.PID) && p.claims(st):
 			h = p.prove(st)
+		default:
+			continue
 		}
-		if h != nil {
-			p.saw(h, st)
-			roots = append(roots, h)
+		if h == nil {
+			p.dropped(st, kids)
+			continue
 		}
+		p.saw(h, st)
+		roots = append(roots, h)
 	}
 	var out []*identity.Handle
 	for len(roots) > 0 {
 		h := roots[len(roots)-1]
 		roots = roots[:len(roots)-1]
 		out = append(out, h)
-		roots = append(roots, p.children(h, kids[h.Token.PID])...)
+		roots = append(roots, p.children(h, kids[h.Token.PID], kids)...)
 	}
 	return out
+}
+
+// dropped notes a candidate the scan could not prove: if the snapshot
+// names children of it, they may be members reparented to us since.
+func (p *protocol) dropped(st identity.Stat, kids map[int][]identity.Stat) {
+	if len(kids[st.PID]) > 0 {
+		p.lost = true
+	}
 }
 
 // prove returns the handle of the live member st describes, a child of
@@ -202,24 +237,31 @@ func (p *protocol) prove(st identity.Stat) *identity.Handle {
 // after the read): it must still name parent, with the start time the
 // snapshot had. Then parent must be alive: once, after all of its
 // children's reads.
-func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*identity.Handle {
+func (p *protocol) children(parent *identity.Handle, sts []identity.Stat, kids map[int][]identity.Stat) []*identity.Handle {
 	var out, opened []*identity.Handle
 	for _, st := range sts {
 		if st.State == 'Z' || st.State == 'X' {
+			p.dropped(st, kids)
 			continue
 		}
 		if h, ok := p.held(st); ok {
 			if h != nil {
 				p.saw(h, st)
 				out = append(out, h)
+			} else {
+				p.dropped(st, kids)
 			}
 			continue
 		}
 		h, now, err := identity.OpenPIDStat(st.PID)
 		if err != nil {
+			p.dropped(st, kids)
 			continue
 		}
 		if now.PPID != parent.Token.PID || now.StartTime != st.StartTime {
+			// Reparented to us since the snapshot (the parent exited),
+			// or its pid reused: either way a next scan tells.
+			p.lost = true
 			h.Close()
 			continue
 		}
@@ -227,6 +269,8 @@ func (p *protocol) children(parent *identity.Handle, sts []identity.Stat) []*ide
 		opened = append(opened, h)
 	}
 	if len(opened) > 0 && parent.Exited() {
+		// Live children of a parent that exited: ours now.
+		p.lost = true
 		for _, h := range opened {
 			h.Close()
 		}

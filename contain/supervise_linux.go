@@ -49,6 +49,7 @@ type protocol struct {
 	// stopped holds the members the fallback's latest walk found
 	// stopped, for term's SIGCONT.
 	stopped map[*identity.Handle]bool
+	lost    bool // the fallback's latest scan dropped a candidate (walk)
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
 	cpu     *receipt.CPU
