@@ -82,22 +82,26 @@ func orphanHandles(member func(*identity.Handle) bool) []*identity.Handle {
 // reapOrphans reaps the group's orphans until a pass finds none or deadline
 // passes. Once the main process is reaped and no orphan of the group is
 // left among our children, no member can remain: a member's children are
-// reparented to us before the member itself becomes waitable.
-func (p *protocol) reapOrphans(deadline time.Time, member func(*identity.Handle) bool) (int, error) {
-	n := 0
+// reparented to us before the member itself becomes waitable. At the
+// deadline it returns the tokens of the orphans of the group still
+// running: members not confirmed gone, whatever a walk or the leaf said.
+func (p *protocol) reapOrphans(deadline time.Time, member func(*identity.Handle) bool) (n int, running []string, err error) {
 	for {
 		hs := orphanHandles(member)
 		if len(hs) == 0 {
-			return n, nil
+			return n, nil, nil
 		}
+		running = running[:0]
 		for _, h := range hs {
 			if h.WaitExit(time.Until(deadline)) && h.Reap() == nil {
 				n++
+			} else if !h.Exited() && h.Identify() == nil {
+				running = append(running, h.Token.String())
 			}
 			h.Close()
 		}
 		if time.Now().After(deadline) {
-			return n, errors.New("contain: orphans still running at the kill-wait deadline")
+			return n, running, errors.New("contain: orphans still running at the kill-wait deadline")
 		}
 	}
 }

@@ -20,7 +20,7 @@ func (p *protocol) runCgroup() {
 	}
 	s.Reap = func(deadline time.Time) (string, error) {
 		mainOK := p.awaitMain(deadline)
-		reaped, err := p.reapOrphans(deadline, func(h *identity.Handle) bool {
+		reaped, running, err := p.reapOrphans(deadline, func(h *identity.Handle) bool {
 			if id, err := h.CgroupID(); err == nil && id == leaf.ID {
 				return true // the kernel's answer, of a zombie too: no token needed
 			}
@@ -34,6 +34,9 @@ func (p *protocol) runCgroup() {
 			return in || s.Identified(h)
 		})
 		s.Evidence.Reaped = reaped
+		for _, t := range running {
+			s.Evidence.AddUnconfirmed(t)
+		}
 		return fmt.Sprintf("main reaped: %t; %d orphans reaped", mainOK, reaped), err
 	}
 	s.Finish = func(empty bool) {

@@ -37,8 +37,11 @@ func (p *protocol) runFallback() {
 	}
 	deadline := time.Now().Add(p.c.killWaitNow())
 	mainOK := p.awaitMain(deadline)
-	reaped, rerr := p.reapOrphans(deadline, p.fallbackOrphan)
+	reaped, running, rerr := p.reapOrphans(deadline, p.fallbackOrphan)
 	p.ev.Reaped = reaped
+	for _, t := range running {
+		p.ev.AddUnconfirmed(t)
+	}
 	p.confirm()
 	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
 	if empty {
@@ -119,7 +122,7 @@ func (p *protocol) fallbackKill() bool {
 		for _, h := range sent {
 			h.WaitExit(time.Until(deadline))
 		}
-		p.reapOrphans(time.Now(), p.fallbackOrphan)
+		p.reapOrphans(time.Now(), p.fallbackOrphan) // the rest: the reap step's
 		members = nil
 	}
 }

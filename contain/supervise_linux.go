@@ -154,7 +154,7 @@ func (p *protocol) confirm() {
 		if h.Exited() {
 			p.ev.ConfirmedGone++
 		} else {
-			p.ev.Unconfirmed = append(p.ev.Unconfirmed, h.Token.String())
+			p.ev.AddUnconfirmed(h.Token.String())
 		}
 		h.Close()
 	}

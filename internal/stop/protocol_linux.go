@@ -300,7 +300,7 @@ func (r *Run) confirm() {
 		if h.WaitExit(time.Until(deadline)) {
 			r.Evidence.ConfirmedGone++
 		} else {
-			r.Evidence.Unconfirmed = append(r.Evidence.Unconfirmed, h.Token.String())
+			r.Evidence.AddUnconfirmed(h.Token.String())
 		}
 	}
 	r.step("reap", fmt.Sprintf("%s%d members confirmed gone, %d not", obs, r.Evidence.ConfirmedGone, len(r.Evidence.Unconfirmed)), 0, err)
