@@ -127,10 +127,13 @@ func (p *protocol) fallbackKill() bool {
 	}
 }
 
-// liveHeld returns the members proven before that have not exited.
+// liveHeld returns the members proven before that have not exited, in
+// the order they were proven: a parent is killed before its children,
+// as a walk would have it, so that it cannot act on their deaths (a
+// shell's wait returning, a supervisor forking a replacement).
 func (p *protocol) liveHeld() []*identity.Handle {
 	var out []*identity.Handle
-	for _, h := range p.handles {
+	for _, h := range p.admitted {
 		if !h.Exited() {
 			out = append(out, h)
 		}

@@ -43,9 +43,12 @@ type protocol struct {
 	reason  Reason
 	ev      receipt.Evidence
 	handles map[identity.Token]*identity.Handle // members identified, by Token.Key
-	strag   []receipt.Process
-	nstrag  int
-	termed  map[*identity.Handle]bool // members sent SIGTERM
+	// admitted holds the same members in the order the walks proved
+	// them: a parent before its children (fallbackKill).
+	admitted []*identity.Handle
+	strag    []receipt.Process
+	nstrag   int
+	termed   map[*identity.Handle]bool // members sent SIGTERM
 	// stopped holds the members the fallback's latest walk found
 	// stopped, for term's SIGCONT.
 	stopped map[*identity.Handle]bool
@@ -81,6 +84,7 @@ func (p *protocol) admit(h *identity.Handle) bool {
 		return false
 	}
 	p.handles[h.Token.Key()] = h
+	p.admitted = append(p.admitted, h)
 	p.ev.MembersSeen++
 	p.straggler(h.Token)
 	return true
