@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -92,40 +93,12 @@ func TestIdentifyFailureKillsMain(t *testing.T) {
 // walk proves it. That first scan finds no member; the walk must not
 // believe it, but scan again and find the daemon, now our orphan.
 func TestFallbackWalkRescansALoss(t *testing.T) {
-	mark := caseMark(t)
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
+	scans := 0
+	c, mark, _, err := runLosingDaemon(t, func() bool { scans++; return scans == 1 })
+	if err != nil {
 		t.Fatal(err)
 	}
-	c := Command("sh", "-c", "setsid -f sleep 1000; exit 0")
-	c.Env = append(os.Environ(), "TETHER_CASE="+mark)
-	c.Mechanism = receipt.MechanismFallback
-	c.AdoptOrphans = true
-	staged := 0
-	readAllStats = func() []identity.Stat {
-		st := readAllStatsProc()
-		if staged > 0 {
-			return st
-		}
-		for i := range st {
-			if st[i].PPID == os.Getpid() && st[i].Comm == "sleep" {
-				staged++
-				st[i].PPID = gone.Process.Pid // the parent it had when read
-				st = append(st, identity.Stat{PID: gone.Process.Pid, Comm: "sh", State: 'S', PPID: os.Getpid(), StartTime: 1})
-				break
-			}
-		}
-		return st
-	}
-	defer func() { readAllStats = readAllStatsProc }()
-	if err := c.Run(); err != nil {
-		t.Fatal(err)
-	}
-	r := c.Receipt()
-	if staged == 0 {
-		t.Fatalf("the daemon was never seen to stage its lost parent; steps %+v", r.Stop.Steps)
-	}
-	if r.Evidence.MembersSeen < 1 || !r.StopConfirmed {
+	if r := c.Receipt(); r.Evidence.MembersSeen < 1 || !r.StopConfirmed {
 		t.Errorf("members seen %d, confirmed %t; want the daemon found by a second scan\nsteps %+v", r.Evidence.MembersSeen, r.StopConfirmed, r.Stop.Steps)
 	}
 	if left := marked(mark); len(left) > 0 {
@@ -139,35 +112,8 @@ func TestFallbackWalkRescansALoss(t *testing.T) {
 // member not confirmed gone: the receipt lists its token, and the stop is
 // not confirmed, whatever the walks said.
 func TestFallbackRunningOrphanUnconfirmed(t *testing.T) {
-	mark := caseMark(t)
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	c := Command("sh", "-c", "setsid -f sleep 1000; exit 0")
-	c.Env = append(os.Environ(), "TETHER_CASE="+mark)
-	c.Mechanism = receipt.MechanismFallback
-	c.AdoptOrphans = true
-	c.KillWait = 200 * time.Millisecond
-	daemon := 0
-	readAllStats = func() []identity.Stat {
-		st := readAllStatsProc()
-		for i := range st {
-			if st[i].PPID == os.Getpid() && st[i].Comm == "sleep" {
-				daemon = st[i].PID
-				st[i].PPID = gone.Process.Pid
-				st = append(st, identity.Stat{PID: gone.Process.Pid, Comm: "sh", State: 'S', PPID: os.Getpid(), StartTime: 1})
-				break
-			}
-		}
-		return st
-	}
-	defer func() { readAllStats = readAllStatsProc }()
-	err := c.Run()
+	c, _, daemon, err := runLosingDaemon(t, func() bool { return true })
 	r := c.Receipt()
-	if daemon == 0 {
-		t.Fatalf("the daemon was never seen; steps %+v", r.Stop.Steps)
-	}
 	if r.StopConfirmed || !errors.Is(err, ErrNotConfirmed) {
 		t.Errorf("stop confirmed %t, Run() = %v; want not confirmed with the daemon running\nsteps %+v", r.StopConfirmed, err, r.Stop.Steps)
 	}
@@ -180,4 +126,54 @@ func TestFallbackRunningOrphanUnconfirmed(t *testing.T) {
 	if !found {
 		t.Errorf("unconfirmed = %q; want the daemon's (pid %d) full token", r.Evidence.Unconfirmed, daemon)
 	}
+}
+
+// runLosingDaemon runs, with the fallback, a main process that leaves a
+// daemon (setsid -f sleep: our orphan once its parent exits) and exits
+// when the test says. Each snapshot for which stage says so names the
+// daemon the child of a process that has exited (a reaped pid, listed
+// alive) and so cannot be proven. It returns what Run returned once the
+// stop that the main's exit begins has ended.
+func runLosingDaemon(t *testing.T, stage func() bool) (c *Cmd, mark string, daemon int, err error) {
+	t.Helper()
+	mark, dir := caseMark(t), t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	c = Command("sh", "-c", `setsid -f sleep 1000; while [ ! -e "$D/go" ]; do sleep 0.01; done`)
+	c.Env = append(os.Environ(), "TETHER_CASE="+mark, "D="+dir)
+	c.Mechanism = receipt.MechanismFallback
+	c.AdoptOrphans = true
+	c.KillWait = 200 * time.Millisecond
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); daemon == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon never became our orphan")
+		}
+		for _, st := range readAllStatsProc() {
+			if st.PPID == os.Getpid() && st.Comm == "sleep" {
+				daemon = st.PID
+			}
+		}
+	}
+	readAllStats = func() []identity.Stat {
+		st := readAllStatsProc()
+		if !stage() {
+			return st
+		}
+		for i := range st {
+			if st[i].PID == daemon {
+				st[i].PPID = gone.Process.Pid // the parent it had when read
+			}
+		}
+		return append(st, identity.Stat{PID: gone.Process.Pid, Comm: "sh", State: 'S', PPID: os.Getpid(), StartTime: 1})
+	}
+	t.Cleanup(func() { readAllStats = readAllStatsProc })
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return c, mark, daemon, c.Wait()
 }
