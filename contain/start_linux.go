@@ -199,9 +199,11 @@ func (c *Cmd) buildExec() (*exec.Cmd, error) {
 		}
 		c.sys.releaseStartFD = release
 		attr.UseCgroupFD, attr.CgroupFD = true, fd
-	} else if !isTerminal(c.Stdin) {
+	}
+	if (c.leaf == nil || c.hooks.OwnProcessGroup) && !isTerminal(c.Stdin) {
 		// Its own process group keeps terminal-less job control signals
-		// from reaching the group behind tether's back. On a terminal it
+		// from reaching the group behind tether's back, and the command's
+		// kill(0, sig) from reaching its supervisor. On a terminal it
 		// stays in ours: a background group would stop on SIGTTIN.
 		attr.Setpgid = true
 	}

@@ -16,23 +16,24 @@ import (
 // that a waiting `tether stop` can tell a person what is going on.
 const progressFile = "progress.jsonl"
 
-// writeProgress returns the supervisor's contain.Cmd.Progress: one
-// append per step (a small O_APPEND write lands whole). A step that cannot
-// be written is only missing from the report; the receipt has it.
-func writeProgress(rt string) func(receipt.Step) {
-	path := filepath.Join(rt, progressFile)
-	return func(s receipt.Step) {
-		b, err := json.Marshal(s)
-		if err != nil {
-			return
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
-		if err != nil {
-			return
-		}
-		f.Write(append(b, '\n'))
-		f.Close()
+// openProgress creates the progress file, exclusively, before the
+// session's command runs, and returns the supervisor's contain.Cmd.Progress
+// writing to that held file: one append per step (a small O_APPEND write
+// lands whole). The path is never opened again, so whatever a member puts
+// in its place later (the runtime dir is its TETHER_SESSION_DIR: a FIFO,
+// a symlink, nothing) can neither block nor redirect a step of the stop
+// (issue 22). A step that cannot be written is only missing from the
+// report; the receipt has it. close releases the file.
+func openProgress(rt string) (progress func(receipt.Step), close func()) {
+	f, err := createExclusive(filepath.Join(rt, progressFile))
+	if err != nil {
+		return nil, func() {}
 	}
+	return func(s receipt.Step) {
+		if b, err := json.Marshal(s); err == nil {
+			f.Write(append(b, '\n'))
+		}
+	}, func() { f.Close() }
 }
 
 // progressReader reads the steps appended to a progress file since its
@@ -47,7 +48,7 @@ type progressReader struct {
 
 func (p *progressReader) next() []receipt.Step {
 	if p.f == nil {
-		f, err := os.OpenFile(p.path, os.O_RDONLY|noFollow, 0)
+		f, err := openRegular(p.path) // never a FIFO a member planted
 		if err != nil {
 			return nil
 		}

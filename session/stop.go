@@ -144,18 +144,20 @@ func (s *stopping) send(req stopRequest) error {
 	req.Supervisor = s.rec.Supervisor
 	b, _ := json.Marshal(req)
 	name := stopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + randid.Hex(6) + ".json"
-	rt := s.rec.RuntimeDir
-	if err := s.reg.CheckDir(rt); err != nil {
-		return err
-	}
-	// A request that cannot be written (a full or read-only state disk)
-	// must not make the session unstoppable: the wake-up alone is a plain
-	// request, and the urgent one (SIGINT on Unix: two SIGTERMs may
-	// merge) asks for no grace.
+	// A request that cannot be written (a full or read-only state disk,
+	// or a runtime dir its own command removed, replaced or chmod'ed:
+	// issue 22) must not make the session unstoppable: the wake-up alone
+	// is a plain request, and the urgent one (SIGINT on Unix: two
+	// SIGTERMs may merge) asks for no grace. The supervisor is proven
+	// by its pidfd, not by anything in the dir.
 	// Atomic, not synced: the supervisor reads it at once, and after a
 	// reboot there is nothing to stop (issue 13: the syncs were a
 	// millisecond of every stop on a disk).
-	werr := atomicfile.Replace(filepath.Join(rt, name), b, 0o600)
+	rt := s.rec.RuntimeDir
+	werr := s.reg.CheckDir(rt)
+	if werr == nil {
+		werr = atomicfile.Replace(filepath.Join(rt, name), b, 0o600)
+	}
 	if err := wake(s.sup, false); err != nil && !errors.Is(err, identity.ErrGone) {
 		return err
 	}

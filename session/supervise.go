@@ -86,7 +86,9 @@ func supervise(stateDir, name string, ready *os.File) error {
 	c.RunID = spec.RunID
 	c.Stdout, c.Stderr = stdout, stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
-	c.Progress = writeProgress(rec.RuntimeDir)
+	progress, closeProgress := openProgress(rec.RuntimeDir)
+	defer closeProgress()
+	c.Progress = progress
 	c.StopSignal = signalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
@@ -98,6 +100,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 	// before it begins, so that a supervisor killed at any point leaves a
 	// record `tether reap` can act on.
 	hooks.Set(c, hooks.Hooks{
+		OwnProcessGroup: true,
 		Prepared: func(r *receipt.Receipt) error {
 			return w.update(func(rec *registry.Record) {
 				rec.Supervisor = self.Token.String()
@@ -150,7 +153,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go w.watchLoss(log, stopLoss, lossDone)
-	wt := &watcher{c: c, rt: rec.RuntimeDir, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
+	wt := &watcher{c: c, reg: reg, rt: rec.RuntimeDir, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
 	go wt.watch(owner, sigs)
 	waitErr := c.Wait()
 	if xs != nil {

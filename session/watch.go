@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/registry"
 )
 
 // stopRequestPrefix begins the name of every request file.
@@ -27,6 +28,7 @@ const stopRequestPrefix = "stop-"
 // stop under way: it kills at once, sessions the session owns included.
 type watcher struct {
 	c      *contain.Cmd
+	reg    *registry.Registry
 	rt     string // runtime dir, where requests are left
 	self   string // our supervisor token
 	reason chan string
@@ -119,7 +121,11 @@ func (w *watcher) requests() []stopRequest {
 	var out []stopRequest
 	for _, n := range names {
 		p := filepath.Join(w.rt, n)
-		b, err := os.ReadFile(p)
+		// Through the registry's checks: a member can write the runtime
+		// dir, and nothing it leaves there (a FIFO, a symlink, a huge
+		// file) may block or stall the watcher that turns requests into
+		// the stop (issue 22).
+		b, err := w.reg.ReadFile(p, maxRequest)
 		os.Remove(p)
 		var req stopRequest
 		if err != nil || json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
@@ -129,3 +135,6 @@ func (w *watcher) requests() []stopRequest {
 	}
 	return out
 }
+
+// maxRequest bounds a request file: a request is a few dozen bytes.
+const maxRequest = 64 << 10

@@ -8,6 +8,11 @@ import "github.com/tether-run/tether/receipt"
 // Hooks are called at fixed points of a contain.Cmd's life. Each may be
 // nil.
 type Hooks struct {
+	// OwnProcessGroup puts the main process in a process group of its
+	// own even with a cgroup leaf (the fallback always does). A session's
+	// supervisor sets it: sharing the supervisor's group, a command's
+	// `kill -HUP 0` (or TERM, INT) stopped its own session (issue 22).
+	OwnProcessGroup bool
 	// Prepared is called once the containment exists (leaf created,
 	// limits written) and before the command is spawned, with the receipt
 	// so far; an error aborts the start. What is written here survives a
