@@ -18,13 +18,17 @@ import (
 )
 
 // Open opens (creating if needed) the registry at dir, checking that it
-// and its subdirectories are safe.
+// and its subdirectories are safe. On Unix every directory on the way to
+// dir must be safe too (see DefaultDir).
 func Open(dir string) (*Registry, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
 	}
 	r, err := newRegistry(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkChain(); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "ended"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {

@@ -34,30 +34,82 @@ func (r *Registry) mkdirPrivate(d string) error { return os.Mkdir(d, 0o700) }
 // each caller's elsewhere, so sessions would not be found), and one with
 // a control character or longer than PATH_MAX cannot be a state dir that
 // error messages and tables can show.
+//
+// The base directory (the variable's value, /run, ~/.local/state) must
+// exist, and every directory from / down to it must be root's or the
+// caller's, not writable by group or others unless sticky (issue 22: root
+// with a user's XDG_RUNTIME_DIR, from su without -l or sudo -E, would
+// otherwise keep root's state where that user can swap it for symlinks).
+// Root is refused such an XDG_RUNTIME_DIR with a message saying so, not
+// sent to /run/tether instead: tether refuses what is unsafe rather than
+// fixing it silently, and the caller learns where its state is. The base
+// of XDG_STATE_HOME is the one DefaultDir creates when it is missing, as
+// the XDG base directory spec asks: each missing directory 0700, then
+// checked as the others (a new user has no ~/.local/state).
 func DefaultDir(getenv func(string) string) (string, error) {
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		if err := checkBase("XDG_RUNTIME_DIR", d); err != nil {
-			return "", err
-		}
-		return filepath.Join(d, "tether"), nil
-	}
-	if os.Getuid() == 0 {
+	v, base, create := "XDG_RUNTIME_DIR", getenv("XDG_RUNTIME_DIR"), false
+	switch {
+	case base != "":
+	case os.Getuid() == 0:
+		v, base = "", "/run"
 		if runtime.GOOS == "darwin" {
-			return "/var/run/tether", nil // macOS has no /run
+			base = "/var/run" // macOS has no /run
 		}
-		return "/run/tether", nil
-	}
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		if err := checkBase("XDG_STATE_HOME", d); err != nil {
-			return "", err
+	default:
+		v, base, create = "XDG_STATE_HOME", getenv("XDG_STATE_HOME"), true
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("registry: no state directory: %w", err)
+			}
+			v, base = "HOME", filepath.Join(home, ".local", "state")
+			if err := checkBase(v, home); err != nil {
+				return "", err
+			}
 		}
-		return filepath.Join(d, "tether"), nil
 	}
-	home, err := os.UserHomeDir()
+	if err := checkBase(v, base); v != "HOME" && v != "" && err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "tether")
+	fd, err := chain{uid: os.Getuid(), state: dir, create: create}.open(base)
 	if err != nil {
-		return "", fmt.Errorf("registry: no state directory: %w", err)
+		return "", advise(err, v)
 	}
-	return filepath.Join(home, ".local", "state", "tether"), nil
+	unix.Close(fd)
+	return dir, nil
+}
+
+// advise adds to err, an unsafe base from the variable v, what the caller
+// can do.
+func advise(err error, v string) error {
+	var advice string
+	switch {
+	case !errors.Is(err, ErrUnsafe):
+		return err
+	case v == "XDG_RUNTIME_DIR":
+		advice = "unset XDG_RUNTIME_DIR or use su -l"
+	case v == "XDG_STATE_HOME":
+		advice = "set XDG_STATE_HOME to a directory of yours, or unset it"
+	default:
+		return err
+	}
+	return &chainError{msg: err.Error() + "; " + advice, err: err}
+}
+
+// checkChain checks every directory on the way to the state directory
+// (see chain), not the state directory itself (checkDir's).
+func (r *Registry) checkChain() error {
+	dir := filepath.Clean(r.Dir)
+	if dir == "/" {
+		return fmt.Errorf("%w: / cannot be a state directory", ErrUnsafe)
+	}
+	fd, err := chain{uid: r.uid, state: dir}.open(filepath.Dir(dir))
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
 }
 
 // checkBase refuses the value d of the environment variable v as the base
