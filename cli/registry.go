@@ -50,13 +50,14 @@ func printJSON(e *env, v any) error {
 // sessionExit is the exit error for err about the session name: its
 // message names the session (registry and session errors do already:
 // `session "x": not found`; a bad option names the flag instead), and its
-// code is 2 for a bad name or option, the caller's mistake, else 1.
+// code is 2 for a bad name or option or a command line too long to
+// record, the caller's mistake, else 1.
 func sessionExit(name string, err error) error {
 	var re *registry.Error
 	if name != "" && !errors.As(err, &re) && !errors.Is(err, session.ErrBadOptions) {
 		err = fmt.Errorf("session %q: %w", name, err)
 	}
-	if errors.Is(err, registry.ErrBadName) || errors.Is(err, session.ErrBadOptions) {
+	if errors.Is(err, registry.ErrBadName) || errors.Is(err, session.ErrBadOptions) || errors.Is(err, registry.ErrTooLarge) {
 		return exit(ExitUsage, err)
 	}
 	return exit(ExitFailure, err)

@@ -184,7 +184,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 	}
 	sigs := newSignalLog()
 	defer sigs.close()
-	c := command(runRegistry(e, f))
+	c := command(runRegistry(e, f, args))
 	err = c.Start()
 	if errors.Is(err, contain.ErrRecord) {
 		// Nothing was created or started: the run goes on without one.
@@ -396,18 +396,27 @@ func (s *signalLog) first() syscall.Signal {
 
 // runRegistry is the registry the run keeps its record in, so that
 // `tether reap` can recover the run if tether dies, after a quick reap of
-// what provably dead runs left. Without a usable state directory the run
-// goes on without a record, and says so.
-func runRegistry(e *env, f *runFlags) *registry.Registry {
+// what provably dead runs left. Without a usable state directory, or with
+// a command line too long for a record (which a record written anyway
+// would make unreadable: issue 22), the run goes on without a record,
+// and says so.
+func runRegistry(e *env, f *runFlags, argv []string) *registry.Registry {
 	if !runRecords {
 		return nil
 	}
-	reg, err := openRegistry(e)
-	if err != nil {
+	noRecord := func(err error) *registry.Registry {
 		if !f.quiet {
 			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
 		}
 		return nil
+	}
+	cwd, _ := os.Getwd() // as contain.Cmd records it
+	if err := registry.CheckSize(&registry.Record{Kind: "run", State: registry.StateRunning, Argv: argv, Cwd: cwd}); err != nil {
+		return noRecord(err)
+	}
+	reg, err := openRegistry(e)
+	if err != nil {
+		return noRecord(err)
 	}
 	quickReap(e, reg, f.noReap)
 	return reg

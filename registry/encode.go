@@ -1,3 +1,5 @@
+//go:build unix || windows
+
 package registry
 
 import (
@@ -8,7 +10,20 @@ import (
 	"unicode/utf8"
 )
 
-// appendRecord appends rec exactly as json.MarshalIndent(rec, "", "  ")
+// appendRecord appends rec as appendFields does, or fails wrapping
+// ErrTooLarge when the record file (it and a newline) would be larger
+// than Read accepts: a record that cannot be read back is never written
+// (issue 22), whatever called for it.
+func appendRecord(b []byte, rec *Record) ([]byte, error) {
+	start := len(b)
+	b, err := appendFields(b, rec)
+	if n := len(b) - start + 1; err == nil && n > maxRecord {
+		return b[:start], Errorf(rec.Name, ErrTooLarge, "record not written: %s, over the %s limit of a record", mib(n), mib(maxRecord))
+	}
+	return b, err
+}
+
+// appendFields appends rec exactly as json.MarshalIndent(rec, "", "  ")
 // writes it, without reflection. encoding/json builds its encoder for a
 // type on first use, and for Record that cost 130–270 µs of every tether
 // run (which writes one record and exits); this costs 2 µs. A record that
@@ -16,7 +31,7 @@ import (
 // through encoding/json. TestAppendRecordMatchesJSON holds the two to the
 // same bytes for every field, so a field added to Record and not here
 // fails it.
-func appendRecord(b []byte, rec *Record) ([]byte, error) {
+func appendFields(b []byte, rec *Record) ([]byte, error) {
 	if rec.Exit != nil || rec.OutputLoss != nil {
 		j, err := json.MarshalIndent(rec, "", "  ")
 		return append(b, j...), err

@@ -41,6 +41,11 @@ var (
 	ErrBadEnv = errors.New("registry: bad environment")
 	// ErrCorrupt is returned for a record that cannot be decoded.
 	ErrCorrupt = errors.New("registry: corrupt record")
+	// ErrTooLarge is returned by CheckSize, and by every write of a
+	// record, for a record larger than a record is read back with (1
+	// MiB): its command line or working directory is too long. Nothing
+	// was written; a start should refuse the command (issue 22).
+	ErrTooLarge = errors.New("registry: record too large")
 )
 
 // Session states.

@@ -65,11 +65,14 @@ func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (
 	if err != nil {
 		return nil, err
 	}
-	env, err := claim(reg, o, owner, ownerTok)
+	w, err := prepare(reg, o, owner, ownerTok)
 	if err != nil {
 		return nil, err
 	}
-	if err := launchSupervisor(ctx, reg, exe, o, env); err != nil {
+	if err := claim(reg, o, w); err != nil {
+		return nil, err
+	}
+	if err := launchSupervisor(ctx, reg, exe, o, w.env); err != nil {
 		// The supervisor is gone (launchSupervisor killed one that did
 		// not report). Mark the session failed if it recorded nothing it
 		// might have started; a recorded leaf is reclaimed, and a recorded
@@ -91,27 +94,23 @@ func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (
 	return reg.Read(o.Name)
 }
 
-// claim admits the session to its pool, claims its name and writes its
-// starting record as one critical section under the registry's lock: a
-// concurrent start then sees this record when it counts the pool.
-func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string, error) {
-	unlock, err := reg.Lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if o.Pool != "" {
-		if err := admitPool(reg, o.Pool, o.Max); err != nil {
-			return nil, err
-		}
-	}
-	rt, err := reg.Claim(o.Name)
-	if err != nil {
-		return nil, err
-	}
+// starting is what a start writes: the session's environment, its
+// spec.json and its first record.
+type starting struct {
+	env  []string
+	spec []byte
+	rec  *registry.Record
+}
+
+// prepare makes what the start will write, in the runtime dir the claim
+// will make (reg.RuntimeDir), and checks that it can be read back: a
+// command line or environment too large for the record or the spec is
+// refused here, before the name is claimed or anything is created (issue
+// 22: a record written too large to read held its name for good).
+func prepare(reg *registry.Registry, o Options, owner, ownerTok string) (*starting, error) {
+	rt := reg.RuntimeDir(o.Name)
 	env, err := sessionEnv(o, rt)
 	if err != nil {
-		reg.Release(o.Name)
 		return nil, err
 	}
 	spec := supervisorSpec{
@@ -123,29 +122,65 @@ func claim(reg *registry.Registry, o Options, owner, ownerTok string) ([]string,
 	if o.StopSignal != 0 {
 		spec.StopSignal = signalName(o.StopSignal)
 	}
-	now := time.Now().UTC()
 	rec := &registry.Record{
-		Name: o.Name, Kind: "session", State: registry.StateStarting, RunID: o.RunID, Argv: o.Argv, Cwd: o.Dir, CreatedAt: now, UpdatedAt: now,
+		Name: o.Name, Kind: "session", State: registry.StateStarting, RunID: o.RunID, Argv: o.Argv, Cwd: o.Dir,
 		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
 		Profile: o.Profile, Until: o.Until, Pool: o.Pool, StopSignal: spec.StopSignal,
 	}
-	if o.TTL > 0 {
-		rec.ExpiresAt = now.Add(o.TTL)
+	if err := registry.CheckSize(rec); err != nil {
+		return nil, err
 	}
-	b, _ := json.MarshalIndent(spec, "", "  ")
+	b, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSpec {
+		return nil, registry.Errorf(o.Name, registry.ErrTooLarge, "the command and its environment make a spec.json of %.2f MiB, over the %d MiB limit of a spec", float64(len(b))/(1<<20), maxSpec>>20)
+	}
+	return &starting{env: env, spec: b, rec: rec}, nil
+}
+
+// claim admits the session to its pool, claims its name and writes its
+// spec and starting record as one critical section under the registry's
+// lock: a concurrent start then sees this record when it counts the pool.
+func claim(reg *registry.Registry, o Options, w *starting) error {
+	unlock, err := reg.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if o.Pool != "" {
+		if err := admitPool(reg, o.Pool, o.Max); err != nil {
+			return err
+		}
+	}
+	rt, err := reg.Claim(o.Name)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		reg.Release(o.Name)
+		return err
+	}
+	if err := makeProfileDirs(o, rt); err != nil {
+		return fail(err)
+	}
 	// Atomic, not synced: the spec is read by the supervisor within
 	// milliseconds and means nothing after a reboot (the runtime dir is
 	// this boot's); an fsync and a directory sync cost a millisecond of
 	// every start on a disk (issue 13).
-	if err := atomicfile.Replace(filepath.Join(rt, "spec.json"), b, 0o600); err != nil {
-		reg.Release(o.Name)
-		return nil, err
+	if err := atomicfile.Replace(filepath.Join(rt, "spec.json"), w.spec, 0o600); err != nil {
+		return fail(err)
 	}
-	if err := reg.Write(rec); err != nil {
-		reg.Release(o.Name)
-		return nil, err
+	now := time.Now().UTC()
+	w.rec.CreatedAt, w.rec.UpdatedAt = now, now
+	if o.TTL > 0 {
+		w.rec.ExpiresAt = now.Add(o.TTL)
 	}
-	return env, nil
+	if err := reg.Write(w.rec); err != nil {
+		return fail(err)
+	}
+	return nil
 }
 
 // launchSupervisor starts `tether __supervise` in a session of its own
@@ -285,9 +320,6 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 		// tmux listens on $TMUX_TMPDIR/tmux-UID/default.
 		sockets = append(sockets, filepath.Join(sock, "tmux-"+strconv.Itoa(os.Getuid()), "default"))
 	case "playwright":
-		if err := os.Mkdir(own["PWTEST_DAEMON_SESSION_DIR"], 0o700); err != nil {
-			return nil, err
-		}
 		// Playwright refuses a sockets dir over 75 bytes: it appends
 		// cli/<16 hex>-<session>.sock and keeps to the 103-byte BSD limit.
 		if len(sock) > 75 {
@@ -310,6 +342,15 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 		env = append(env, k+"="+v)
 	}
 	return env, nil
+}
+
+// makeProfileDirs creates in the claimed runtime dir rt the directories
+// the profile's variables name.
+func makeProfileDirs(o Options, rt string) error {
+	if d, ok := ownEnv(o.Name, rt, o.Profile, o.RunID)["PWTEST_DAEMON_SESSION_DIR"]; ok {
+		return os.Mkdir(d, 0o700)
+	}
+	return nil
 }
 
 // maxSocketPath is the longest path that fits sun_path (108 bytes with
