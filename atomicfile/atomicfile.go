@@ -3,18 +3,31 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/tether-run/tether/internal/crash"
+	"github.com/tether-run/tether/internal/randid"
 )
 
 // WriteFile writes data to a temporary file in the same directory as
 // filename, syncs it, sets perm, renames it over filename, and syncs the
 // directory so the rename itself survives a crash of the machine.
 func WriteFile(filename string, data []byte, perm os.FileMode) error {
-	return write(filename, data, perm, true)
+	return write(filename, data, perm, true, false)
+}
+
+// WriteFileUmask is WriteFile with os.WriteFile's permissions: the file
+// gets perm as open(2) gives it to a new file (less the umask, or as the
+// directory's default ACL says), not perm exactly. It is for files a user
+// names, which should come out as any file their commands create (issue
+// 22: a receipt was 0644 under umask 077); tether's own files take
+// WriteFile's exact mode.
+func WriteFileUmask(filename string, data []byte, perm os.FileMode) error {
+	return write(filename, data, perm, true, true)
 }
 
 // Replace is WriteFile without the syncs: atomic against the writer's own
@@ -22,11 +35,11 @@ func WriteFile(filename string, data []byte, perm os.FileMode) error {
 // durable across a machine crash. For state that a machine crash makes
 // moot anyway, such as records of this boot's processes.
 func Replace(filename string, data []byte, perm os.FileMode) error {
-	return write(filename, data, perm, false)
+	return write(filename, data, perm, false, false)
 }
 
-func write(filename string, data []byte, perm os.FileMode, durable bool) error {
-	tmp, err := temp(filename, data, perm, durable)
+func write(filename string, data []byte, perm os.FileMode, durable, umasked bool) error {
+	tmp, err := temp(filename, data, perm, durable, umasked)
 	if err != nil {
 		return err
 	}
@@ -42,9 +55,15 @@ func write(filename string, data []byte, perm os.FileMode, durable bool) error {
 }
 
 // temp writes data to a new temporary file beside filename and returns
-// its name.
-func temp(filename string, data []byte, perm os.FileMode, durable bool) (name string, err error) {
-	f, err := os.CreateTemp(filepath.Dir(filename), "."+filepath.Base(filename)+".tmp*")
+// its name. Its mode is perm exactly, or, when umasked, perm as open(2)
+// gives it to a new file.
+func temp(filename string, data []byte, perm os.FileMode, durable, umasked bool) (name string, err error) {
+	var f *os.File
+	if umasked {
+		f, err = createTemp(filename, perm)
+	} else {
+		f, err = os.CreateTemp(filepath.Dir(filename), "."+filepath.Base(filename)+".tmp*")
+	}
 	if err != nil {
 		return "", err
 	}
@@ -58,8 +77,10 @@ func temp(filename string, data []byte, perm os.FileMode, durable bool) (name st
 	if _, err = f.Write(data); err != nil {
 		return "", err
 	}
-	if err = f.Chmod(perm); err != nil {
-		return "", err
+	if !umasked {
+		if err = f.Chmod(perm); err != nil {
+			return "", err
+		}
 	}
 	if durable {
 		if err = f.Sync(); err != nil {
@@ -70,6 +91,22 @@ func temp(filename string, data []byte, perm os.FileMode, durable bool) (name st
 		return "", err
 	}
 	return tmp, nil
+}
+
+// createTemp creates a new file beside filename, named as temp's others
+// are, with perm as open(2) applies it: the kernel takes the umask (or a
+// default ACL) into account, which no process can read without changing
+// it (umask(2) sets as it reads, for every thread). os.CreateTemp's mode
+// is 0600 whatever perm.
+func createTemp(filename string, perm os.FileMode) (*os.File, error) {
+	prefix := filepath.Join(filepath.Dir(filename), "."+filepath.Base(filename)+".tmp")
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(prefix+randid.Hex(6), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue // a name taken, by chance or by a planted link
+		}
+		return f, err
+	}
 }
 
 // syncDir makes a rename or link in dir survive a crash of the machine.

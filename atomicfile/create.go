@@ -19,7 +19,7 @@ func Create(filename string, data []byte, perm os.FileMode) error {
 	if done, err := unnamed(filename, data, perm); done {
 		return err
 	}
-	tmp, err := temp(filename, data, perm, false)
+	tmp, err := temp(filename, data, perm, false, false)
 	if err != nil {
 		return err
 	}

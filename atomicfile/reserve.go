@@ -29,6 +29,11 @@ type Reservation struct {
 // dangling or not, which is never followed. The error then satisfies
 // errors.Is(err, fs.ErrExist).
 //
+// The placeholder, and the content Commit puts in its place, get perm as
+// open(2) gives it to a new file: less the umask, or as the directory's
+// default ACL says. A reserved name is one a user chose, and the file
+// comes out as any file their commands create (see WriteFileUmask).
+//
 // A placeholder that stays empty means its writer died before Commit.
 func Reserve(filename string, perm os.FileMode) (*Reservation, error) {
 	f, err := os.OpenFile(filename, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
@@ -57,7 +62,7 @@ func (r *Reservation) Commit(data []byte) error {
 		return fmt.Errorf("atomicfile: %s: reservation already ended", r.path)
 	}
 	defer r.close()
-	tmp, err := temp(r.path, data, r.perm, true)
+	tmp, err := temp(r.path, data, r.perm, true, true)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ type receiptOut struct {
 	res       *atomicfile.Reservation
 }
 
+// receiptPerm is the mode of a --receipt FILE before the umask: as any
+// file a command creates (issue 22: it was 0644 whatever the umask).
+const receiptPerm = 0o666
+
 // openReceipt reserves path for the receipt. An existing path, a symlink
 // included (never followed), is refused unless overwrite.
 func openReceipt(path string, overwrite bool) (*receiptOut, error) {
@@ -28,7 +32,7 @@ func openReceipt(path string, overwrite bool) (*receiptOut, error) {
 	if path == "" || path == "-" || overwrite {
 		return o, nil
 	}
-	res, err := atomicfile.Reserve(path, 0o644)
+	res, err := atomicfile.Reserve(path, receiptPerm)
 	if errors.Is(err, fs.ErrExist) {
 		what := "exists"
 		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
@@ -63,7 +67,7 @@ func (o *receiptOut) write(e *env, r *receipt.Receipt) error {
 	case o.res != nil:
 		err = o.res.Commit(b)
 	default:
-		err = atomicfile.WriteFile(o.path, b, 0o644)
+		err = atomicfile.WriteFileUmask(o.path, b, receiptPerm)
 	}
 	if err != nil {
 		return fmt.Errorf("write receipt %q: %w", o.path, err)

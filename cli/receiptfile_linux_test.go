@@ -3,8 +3,10 @@ package cli_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +161,44 @@ func TestRunReceiptReserved(t *testing.T) {
 func TestRunReceiptOverwriteNeedsReceipt(t *testing.T) {
 	if code, _, stderr := tether(t, "run", "--receipt-overwrite", "--", "true"); code != 125 || !strings.Contains(stderr, "--receipt") {
 		t.Errorf("tether run --receipt-overwrite (no --receipt) = exit %d, stderr %q; want 125 naming --receipt", code, stderr)
+	}
+}
+
+// TestRunReceiptHonoursUmask (issue 22): --receipt FILE comes out as any
+// file the caller's commands create, 0666 less the umask, whether tether
+// reserved the name or replaced a file there (--receipt-overwrite). It
+// was 0644 whatever the umask.
+func TestRunReceiptHonoursUmask(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skipf("no sh: %v", err)
+	}
+	for _, umask := range []int{0o077, 0o022, 0o002} {
+		for _, overwrite := range []bool{false, true} {
+			t.Run(fmt.Sprintf("umask %03o/overwrite %t", umask, overwrite), func(t *testing.T) {
+				rcpt := filepath.Join(t.TempDir(), "receipt.json")
+				args := []string{"run", "-q", "--receipt", rcpt}
+				if overwrite {
+					os.WriteFile(rcpt, nil, 0o600)
+					args = append(args, "--receipt-overwrite")
+				}
+				cmd, _, stderr := tetherCmd(t, append(args, "--", "true")...)
+				// The shell sets the umask of the process that becomes
+				// tether: Go's SysProcAttr has no umask.
+				cmd.Args = append([]string{"sh", "-c", fmt.Sprintf(`umask %03o && exec "$0" "$@"`, umask), cmd.Path}, cmd.Args[1:]...)
+				cmd.Path = sh
+				if code := wait(t, cmd); code != 0 {
+					t.Fatalf("tether %s = exit %d: %s", strings.Join(args, " "), code, stderr)
+				}
+				st, err := os.Stat(rcpt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := st.Mode().Perm(), os.FileMode(0o666&^umask); got != want {
+					t.Errorf("receipt mode under umask %03o = %v, want %v", umask, got, want)
+				}
+				readReceipt(t, rcpt)
+			})
+		}
 	}
 }

@@ -295,11 +295,12 @@ func (r *Receipt) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// WriteFile writes the receipt atomically.
+// WriteFile writes the receipt atomically, with the mode os.WriteFile
+// gives a new file of 0666: less the umask.
 func (r *Receipt) WriteFile(path string) error {
 	b, err := r.JSON()
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, b, 0o644)
+	return atomicfile.WriteFileUmask(path, b, 0o666)
 }
