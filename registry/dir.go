@@ -11,15 +11,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
-	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/internal/par"
 )
 
 // Open opens (creating if needed) the registry at dir, checking that it
-// and its subdirectories are safe. On Unix every directory on the way to
-// dir must be safe too (see DefaultDir).
+// and its subdirectories are safe. On Unix it first checks every
+// directory on the way to dir (see DefaultDir) and keeps the state
+// directory and its subdirectories open: what the registry creates,
+// replaces or removes afterwards is relative to those, so a component of
+// the path swapped later redirects nothing. Close releases them.
 func Open(dir string) (*Registry, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("registry: state directory %q must be absolute", dir)
@@ -28,20 +29,22 @@ func Open(dir string) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkChain(); err != nil {
+	if err := r.open(); err != nil {
 		return nil, err
-	}
-	for _, d := range []string{dir, filepath.Join(dir, "records"), filepath.Join(dir, "ended"), filepath.Join(dir, "s"), filepath.Join(dir, "logs"), filepath.Join(dir, "receipts")} {
-		if err := r.EnsureDir(d); err != nil {
-			return nil, err
-		}
 	}
 	return r, nil
 }
 
+// subdirs are the subdirectories of a state directory.
+var subdirs = []string{"records", "ended", "s", "logs", "receipts"}
+
 // EnsureDir creates d inside the registry (0700; on Windows with the
 // registry's protected DACL) if missing, then checks it.
-func (r *Registry) EnsureDir(d string) error {
+func (r *Registry) EnsureDir(d string) error { return r.ensureDir(d) }
+
+// ensureDirPath creates d (0700; on Windows with the registry's protected
+// DACL) if missing, then checks it, by its path.
+func (r *Registry) ensureDirPath(d string) error {
 	err := r.checkDir(d)
 	if !errors.Is(err, os.ErrNotExist) {
 		return err // checked, or unsafe
@@ -80,8 +83,7 @@ func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
 	if err := CheckName(name); err != nil {
 		return "", err
 	}
-	p := r.ReceiptPath(name)
-	return p, atomicfile.Replace(p, b, 0o600)
+	return r.ReceiptPath(name), r.replace("receipts", name+".json", b)
 }
 
 // CheckDir applies the registry's safety rules to a directory inside it.
@@ -97,37 +99,26 @@ func (r *Registry) Claim(name string) (string, error) {
 		return "", err
 	}
 	d := r.RuntimeDir(name)
-	if err := r.mkdirPrivate(d); err != nil {
-		if cerr := r.checkDir(d); errors.Is(err, os.ErrExist) && cerr != nil {
-			return "", cerr // a symlink or another user's directory in its place
-		}
-		if errors.Is(err, os.ErrExist) {
+	if err := r.claim(name); err != nil {
+		switch {
+		case errors.Is(err, ErrUnsafe):
+			return "", err // a symlink or another user's directory in its place
+		case errors.Is(err, os.ErrExist):
 			return "", Errorf(name, ErrExists, "name in use (runtime dir %s exists): stop it first, or choose another name", d)
 		}
 		return "", fmt.Errorf("registry: claim %q: %w", name, err)
-	}
-	for _, sub := range []string{"tmp", "sock"} {
-		if err := r.mkdirPrivate(filepath.Join(d, sub)); err != nil {
-			RemoveAll(d)
-			return "", fmt.Errorf("registry: claim %q: %w", name, err)
-		}
 	}
 	return d, nil
 }
 
 // Release removes a session's runtime directory (after a confirmed stop).
+// A missing one is no error; one that is not the user's own directory is
+// refused, and a symlink inside is removed, never followed.
 func (r *Registry) Release(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	d := r.RuntimeDir(name)
-	if err := r.checkDir(d); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	return RemoveAll(d)
+	return r.release(name)
 }
 
 // Write stores rec atomically.
@@ -140,14 +131,14 @@ func (r *Registry) Write(rec *Record) error {
 	// machine crash ends them all and changes the boot id (reap then
 	// cleans the record), so durability would buy nothing and cost an
 	// fsync on every step of every run.
-	dst, other := r.recordPath(rec.Name), r.endedPath(rec.Name)
+	dst, other := "records", "ended"
 	if !rec.Live() {
 		dst, other = other, dst
 	}
-	if err := atomicfile.Replace(dst, b, 0o600); err != nil {
+	if err := r.replace(dst, rec.Name+".json", b); err != nil {
 		return err
 	}
-	return removeFile(other)
+	return r.remove(other, rec.Name+".json")
 }
 
 // Create writes the first record of a live run under a name no record has
@@ -162,7 +153,7 @@ func (r *Registry) Create(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Create(r.recordPath(rec.Name), b, 0o600)
+	return r.create("records", rec.Name+".json", b)
 }
 
 // encodeRecord checks rec's name and returns the record file's content.
@@ -181,24 +172,16 @@ func encodeRecord(rec *Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// removeFile removes the file p if it exists. Unlike os.Remove it never
-// tries rmdir: a directory in a record's place is reported, not removed.
-func removeFile(p string) error {
-	if err := syscall.Unlink(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return &os.PathError{Op: "remove", Path: p, Err: err}
-	}
-	return nil
-}
-
-// Delete removes the record of name (a run whose stop was confirmed).
+// Delete removes the record of name (a run whose stop was confirmed). A
+// directory in its place is reported, never removed.
 func (r *Registry) Delete(name string) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
-	if err := removeFile(r.recordPath(name)); err != nil {
+	if err := r.remove("records", name+".json"); err != nil {
 		return err
 	}
-	return removeFile(r.endedPath(name))
+	return r.remove("ended", name+".json")
 }
 
 // maxRecord bounds a record file; a larger one is corrupt.
@@ -209,16 +192,17 @@ func (r *Registry) Read(name string) (*Record, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	rec, err := r.readAt(r.recordPath(name), name)
+	rec, err := r.readAt("records", name)
 	if errors.Is(err, ErrNotFound) {
-		rec, err = r.readAt(r.endedPath(name), name)
+		rec, err = r.readAt("ended", name)
 	}
 	return rec, err
 }
 
-// readAt reads the record of name at path p.
-func (r *Registry) readAt(p, name string) (*Record, error) {
-	b, err := r.ReadFile(p, maxRecord)
+// readAt reads the record of name in the subdirectory sub.
+func (r *Registry) readAt(sub, name string) (*Record, error) {
+	p := filepath.Join(r.Dir, sub, name+".json")
+	b, err := r.readIn(sub, name+".json", maxRecord)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, Errorf(name, ErrNotFound, "not found")
 	}
@@ -250,18 +234,20 @@ func (r *Registry) List() ([]*Record, []error) {
 func (r *Registry) ListLive() ([]*Record, []error) { return r.list("records") }
 
 // Names lists the record names in the live ("records") or ended ("ended")
-// directory, without reading them. Dot-files (temp files) are skipped.
+// directory, sorted, without reading them. Dot-files (temp files) are
+// skipped.
 func (r *Registry) Names(dir string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(r.Dir, dir))
+	ents, err := r.readDirNames(dir)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+		if n, ok := strings.CutSuffix(e, ".json"); ok && !strings.HasPrefix(n, ".") {
 			names = append(names, n)
 		}
 	}
+	sort.Strings(names)
 	return names, nil
 }
 

@@ -13,6 +13,9 @@ func DefaultDir(getenv func(string) string) (string, error) { return "", errors.
 // Open is not implemented on this system.
 func Open(dir string) (*Registry, error) { return nil, errors.ErrUnsupported }
 
+// Close is not implemented on this system.
+func (r *Registry) Close() error { return errors.ErrUnsupported }
+
 // LogPath is not implemented on this system.
 func (r *Registry) LogPath(name string) string { return "" }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -17,7 +18,17 @@ import (
 type Registry struct {
 	Dir string
 	uid int // the user whose state it is: every entry must be theirs
+	// held are the state directory (".") and the subdirectories the
+	// registry writes in, opened and checked by Open. What the registry
+	// creates, replaces or removes there is relative to them (openat,
+	// renameat, unlinkat), so that a directory renamed and replaced by a
+	// symlink after Open redirects nothing (issue 22). Read-only after
+	// Open: safe for concurrent use.
+	held map[string]*os.File
 }
+
+// heldDirs are the directories Open keeps open besides the state dir.
+var heldDirs = []string{"records", "ended", "s", "receipts"}
 
 func newRegistry(dir string) (*Registry, error) { return &Registry{Dir: dir, uid: os.Getuid()}, nil }
 
@@ -97,19 +108,68 @@ func advise(err error, v string) error {
 	return &chainError{msg: err.Error() + "; " + advice, err: err}
 }
 
-// checkChain checks every directory on the way to the state directory
-// (see chain), not the state directory itself (checkDir's).
-func (r *Registry) checkChain() error {
+// open checks every directory on the way to the state directory (see
+// chain), then creates what is missing of the state directory and its
+// subdirectories, each relative to the one before and checked, and keeps
+// those it writes in open.
+func (r *Registry) open() error {
 	dir := filepath.Clean(r.Dir)
 	if dir == "/" {
 		return fmt.Errorf("%w: / cannot be a state directory", ErrUnsafe)
 	}
-	fd, err := chain{uid: r.uid, state: dir}.open(filepath.Dir(dir))
+	pfd, err := chain{uid: r.uid, state: dir}.open(filepath.Dir(dir))
 	if err != nil {
 		return err
 	}
-	unix.Close(fd)
+	state, err := r.ensureAt(pfd, filepath.Base(dir), r.Dir)
+	unix.Close(pfd)
+	if err != nil {
+		return err
+	}
+	r.held = map[string]*os.File{".": state}
+	for _, sub := range subdirs {
+		f, err := r.ensureAt(int(state.Fd()), sub, filepath.Join(r.Dir, sub))
+		if err != nil {
+			r.Close()
+			return err
+		}
+		if slices.Contains(heldDirs, sub) {
+			r.held[sub] = f
+		} else {
+			f.Close()
+		}
+	}
 	return nil
+}
+
+// Close releases the directories the registry holds open. Operations
+// that need them fail afterwards. A Registry dropped without Close has
+// them closed when it is garbage collected.
+func (r *Registry) Close() error {
+	var errs []error
+	for _, f := range r.held {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// at runs fn with the fd of the held directory sub (".": the state
+// directory). The fd stays valid while fn runs, even if Close is called
+// meanwhile or the registry is no longer referenced.
+func (r *Registry) at(sub string, fn func(dirfd int) error) error {
+	f := r.held[sub]
+	if f == nil {
+		return fmt.Errorf("registry: %s: not open (a Registry comes from Open)", filepath.Join(r.Dir, sub))
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return &os.PathError{Op: "use", Path: f.Name(), Err: err}
+	}
+	return ferr
 }
 
 // checkBase refuses the value d of the environment variable v as the base
@@ -141,6 +201,11 @@ func (r *Registry) checkDir(d string) error {
 	if err := unix.Lstat(d, &st); err != nil {
 		return &os.PathError{Op: "lstat", Path: d, Err: err}
 	}
+	return r.checkStat(d, &st)
+}
+
+// checkStat applies checkDir's rules to the directory d with status st.
+func (r *Registry) checkStat(d string, st *unix.Stat_t) error {
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		return fmt.Errorf("%w: %s is a symlink; tether does not follow symlinks in its state", ErrUnsafe, d)
@@ -161,8 +226,14 @@ func (r *Registry) checkDir(d string) error {
 // by others (ErrUnsafe), at most max bytes (ErrCorrupt). A missing file
 // is an error wrapping os.ErrNotExist.
 func (r *Registry) ReadFile(p string, max int64) ([]byte, error) {
+	return r.readFileAt(unix.AT_FDCWD, p, p, max)
+}
+
+// readFileAt is ReadFile of the file name in the directory dirfd (p is
+// its path, for errors).
+func (r *Registry) readFileAt(dirfd int, name, p string, max int64) ([]byte, error) {
 	// O_NONBLOCK: a FIFO planted in the state dir must not hang the reader.
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafe, p)

@@ -21,11 +21,16 @@ const lockName = "lock"
 // count the pool before any of them has written its record. The lock is
 // released by the kernel if the holder dies.
 //
-// The lock file is created 0600, never through a symlink, and must be a
-// regular file of the caller's that no one else may write (ErrUnsafe).
+// The lock file is created 0600 in the state directory Open holds, never
+// through a symlink, and must be a regular file of the caller's that no
+// one else may write (ErrUnsafe).
 func (r *Registry) Lock() (unlock func(), err error) {
 	p := filepath.Join(r.Dir, lockName)
-	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+	var fd int
+	err = r.at(".", func(dirfd int) (err error) {
+		fd, err = unix.Openat(dirfd, lockName, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("%w: %s is a symlink", ErrUnsafe, p)
