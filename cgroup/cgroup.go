@@ -36,6 +36,9 @@ var (
 	ErrNotSame = errors.New("cgroup: not the recorded leaf")
 	// ErrClosed is returned for operations on a closed or removed leaf.
 	ErrClosed = errors.New("cgroup: leaf is closed")
+	// ErrSealed is returned when starting into a leaf whose stop has
+	// begun (Seal): nothing may join a group the stop has looked at.
+	ErrSealed = errors.New("cgroup: leaf is sealed: its stop has begun")
 )
 
 // LeafPrefix starts the name of every leaf tether creates, so that leaves

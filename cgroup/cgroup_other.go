@@ -50,6 +50,9 @@ func (l *Leaf) CPU() (CPUStat, error) { return CPUStat{}, errors.ErrUnsupported 
 // Kill is not implemented on this system.
 func (l *Leaf) Kill() error { return errors.ErrUnsupported }
 
+// Seal does nothing: there are no leaves on this system.
+func (l *Leaf) Seal() {}
+
 // Killed reports false on this system.
 func (l *Leaf) Killed() bool { return false }
 

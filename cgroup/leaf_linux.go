@@ -27,6 +27,7 @@ type Leaf struct {
 	dirfd    int
 	parentfd int
 	killed   bool
+	sealed   bool
 }
 
 // Create makes a fresh leaf under parent with an exclusive mkdir and opens
@@ -97,6 +98,9 @@ func (l *Leaf) StartFD() (fd int, release func(), err error) {
 	case l.killed:
 		l.mu.RUnlock()
 		return -1, func() {}, fmt.Errorf("%w: %s", ErrKilled, l.Path)
+	case l.sealed:
+		l.mu.RUnlock()
+		return -1, func() {}, fmt.Errorf("%w: %s", ErrSealed, l.Path)
 	}
 	var once sync.Once
 	return l.dirfd, func() { once.Do(l.mu.RUnlock) }, nil
@@ -168,6 +172,18 @@ func (l *Leaf) CPU() (CPUStat, error) {
 		return CPUStat{}, err
 	}
 	return ParseCPUStat(b)
+}
+
+// Seal makes every later StartFD fail with ErrSealed. A stop seals its
+// leaf before its first look at it: a start under way holds the read lock
+// until its process is placed, so once Seal returns every process started
+// through StartFD is in cgroup.procs, and none can be started after the
+// stop saw the leaf empty (issue 22: such a joiner ran on in a leaf the
+// receipt called stopped).
+func (l *Leaf) Seal() {
+	l.mu.Lock()
+	l.sealed = true
+	l.mu.Unlock()
 }
 
 // Kill writes 1 to cgroup.kill: the kernel SIGKILLs every process in the
@@ -277,6 +293,13 @@ func (l *Leaf) Remove() error {
 		return ErrClosed
 	}
 	name := filepath.Base(l.Path)
+	// cgroup.kill and populated 0 cover the whole subtree, but rmdir
+	// refuses a cgroup with children: a member (root, or one the leaf was
+	// delegated to) may have made some. They are inside our leaf, so ours
+	// to remove once empty.
+	if err := removeChildren(l.dirfd, l.Path, 0); err != nil {
+		return err
+	}
 	var err error
 	for i := range 100 {
 		err = unix.Unlinkat(l.parentfd, name, unix.AT_REMOVEDIR)
@@ -294,6 +317,50 @@ func (l *Leaf) Remove() error {
 	unix.Close(l.dirfd)
 	unix.Close(l.parentfd)
 	l.dirfd, l.parentfd = -1, -1
+	return nil
+}
+
+// maxDepth bounds removeChildren's descent (the kernel's own default
+// cgroup.max.depth is unlimited; a tree this deep is not ours to walk).
+const maxDepth = 32
+
+// removeChildren removes every cgroup below the directory dirfd, deepest
+// first. A populated child fails its rmdir with EBUSY, which is returned.
+func removeChildren(dirfd int, path string, depth int) error {
+	if depth > maxDepth {
+		return &os.PathError{Op: "rmdir", Path: path, Err: unix.ELOOP}
+	}
+	fd, err := unix.Openat(dirfd, ".", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue // a cgroup's interface files
+		}
+		child := filepath.Join(path, e.Name())
+		cfd, err := unix.Openat(fd, e.Name(), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return &os.PathError{Op: "open", Path: child, Err: err}
+		}
+		err = removeChildren(cfd, child, depth+1)
+		unix.Close(cfd)
+		if err != nil {
+			return err
+		}
+		if err := unix.Unlinkat(fd, e.Name(), unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+			return &os.PathError{Op: "rmdir", Path: child, Err: err}
+		}
+	}
 	return nil
 }
 

@@ -174,7 +174,9 @@ func (c *Cmd) finish(p *protocol) {
 	r.TimedOut = p.reason == ReasonTimeout
 	p.ev.MainReaped = c.sys.exit != nil
 	r.Evidence = p.ev
-	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0
+	// A leaf that could not be removed is not a confirmed stop: rmdir's
+	// EBUSY means members (or cgroups) the looks did not account for.
+	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0 && (r.Cgroup == nil || p.ev.LeafRemoved)
 	if r.Cgroup != nil {
 		// A fresh copy: receipts handed out earlier share the old one.
 		cg := *r.Cgroup

@@ -33,7 +33,9 @@ func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	r.Stop.Steps, r.Evidence = s.Steps, s.Evidence
 	r.Caveats = append(r.Caveats, s.Caveats...)
 	r.Cgroup.Removed = s.Evidence.LeafRemoved
-	return finish(r), nil
+	finish(r)
+	r.StopConfirmed = r.StopConfirmed && s.Evidence.LeafRemoved // as contain's: EBUSY is not confirmed
+	return r, nil
 }
 
 // stopMain stops the recorded main process of a fallback-mechanism record

@@ -61,6 +61,10 @@ func (r *Run) Do() {
 	r.handles = map[identity.Token]*identity.Handle{}
 	r.byPID = map[int]*identity.Handle{}
 	defer r.closeAll()
+	// Before the first look: whatever tether starts into the leaf from
+	// now on (tether exec's Join) is refused, and what it was starting is
+	// placed by the time Seal returns, so the look below sees it.
+	r.Leaf.Seal()
 	empty := r.term()
 	crash.Point("stop-after-term")
 	if !empty {
@@ -90,12 +94,67 @@ func (r *Run) Do() {
 		return
 	}
 	crash.Point("stop-before-rmdir")
-	err := r.Leaf.Remove()
+	err := r.remove()
 	if err != nil {
 		r.Leaf.Close()
 	}
 	r.Evidence.LeafRemoved = err == nil
 	r.step("remove", "rmdir "+r.Leaf.Path, 0, err)
+}
+
+// againRounds bounds how often a leaf populated again is killed anew.
+const againRounds = 3
+
+// remove removes the leaf. The seal refuses tether's own starts, not a
+// pid written to cgroup.procs by a member allowed to (root, or a user the
+// leaf's parent is delegated to): a leaf populated again since the kernel
+// said empty fails rmdir with EBUSY, and the stop goes on — its new
+// members are identified, killed, waited for and confirmed gone, and the
+// removal is tried again, a bounded number of rounds. A leaf that is
+// still not removed leaves the stop unconfirmed (LeafRemoved false).
+func (r *Run) remove() error {
+	err := r.Leaf.Remove()
+	for round := 0; round < againRounds && errors.Is(err, unix.EBUSY); round++ {
+		if ev, eerr := r.Leaf.Events(); eerr != nil || !ev.Populated {
+			return err // a child cgroup that would not go: Remove names it
+		}
+		r.step("remove", "populated again: "+err.Error(), 0, err)
+		if !r.again() {
+			r.Evidence.Empty = false
+			return err
+		}
+		err = r.Leaf.Remove()
+	}
+	return err
+}
+
+// again identifies the members of a leaf populated again, kills them and
+// confirms them gone; it reports whether the leaf is empty again.
+func (r *Run) again() bool {
+	pids, _ := r.Leaf.Procs()
+	var fresh []*identity.Handle
+	for _, pid := range pids {
+		if h, _ := r.open(pid); h != nil {
+			fresh = append(fresh, h)
+		}
+	}
+	r.Evidence.KillUsed = true
+	empty := r.kill()
+	deadline := time.Now().Add(r.KillWait)
+	if r.Reap != nil {
+		r.Reap(deadline) // members reparented to us since
+	}
+	gone := 0
+	for _, h := range fresh {
+		if h.WaitExit(time.Until(deadline)) {
+			gone++
+		} else {
+			r.Evidence.AddUnconfirmed(h.Token.String())
+		}
+	}
+	r.Evidence.ConfirmedGone += gone
+	r.step("reap", fmt.Sprintf("%d members that entered after the kernel said empty: %d confirmed gone", len(fresh), gone), len(fresh), nil)
+	return empty
 }
 
 // Step records a step of the caller's (limits, for one) that ends now.
