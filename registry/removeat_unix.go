@@ -20,6 +20,15 @@ func removeAllAt(dirfd int, name, p string) error {
 	// not yet gone) leave it not empty: a few rounds, as os.RemoveAll.
 	for round := 0; ; round++ {
 		fd, err := unix.Openat(dirfd, name, dirFlags|unix.O_NONBLOCK, 0)
+		if errors.Is(err, unix.EACCES) {
+			// A directory of ours its owner cannot list (chmod 000 by a
+			// session's command): give it back its owner's rights once.
+			// fchmodat follows a symlink swapped in meanwhile, but only
+			// to a file its owner could chmod anyway.
+			if unix.Fchmodat(dirfd, name, 0o700, 0) == nil {
+				fd, err = unix.Openat(dirfd, name, dirFlags|unix.O_NONBLOCK, 0)
+			}
+		}
 		switch {
 		case errors.Is(err, unix.ENOENT):
 			return nil

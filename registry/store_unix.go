@@ -124,11 +124,21 @@ func (r *Registry) claim(name string) error {
 func (r *Registry) release(name string) error {
 	return r.at("s", func(s int) error {
 		d := r.RuntimeDir(name)
-		if err := r.checkAt(s, name, d); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(s, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
 				return nil
 			}
-			return err
+			return &os.PathError{Op: "lstat", Path: d, Err: err}
+		}
+		// Whatever the session's own command made of its runtime dir (its
+		// TETHER_SESSION_DIR: chmod'ed, replaced by a symlink or a file;
+		// issue 22) goes with the session, or its name stays taken: s/ is
+		// the user's alone, so an entry of the user's in it is theirs to
+		// remove (a symlink is removed, never followed). Only another
+		// user's entry is refused.
+		if int(st.Uid) != r.uid {
+			return r.checkStat(d, &st)
 		}
 		return removeAllAt(s, name, d)
 	})
