@@ -337,6 +337,9 @@ func removeChildren(dirfd int, path string, depth int) error {
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
+	if removed(err) {
+		return nil // removed by someone else: no children either
+	}
 	if err != nil {
 		return err
 	}

@@ -88,3 +88,35 @@ func stopWithin(t *testing.T, xdg string, args ...string) *receipt.Receipt {
 	}
 	return doc.Receipts[0]
 }
+
+// TestSessionStartedInsideRun: a session started inside `tether run` with
+// no owner outlives the run, its leaf made outside the run's, and the
+// run's stop is confirmed with nothing of the session in it (issue 22,
+// item 4). Without systemd the supervisor made its leaf inside the run's:
+// the run's cgroup.kill killed the supervisor mid-stop and left the
+// nested leaf behind, while the run's receipt still said confirmed.
+func TestSessionStartedInsideRun(t *testing.T) {
+	cgroupParent(t)
+	xdg := stateEnv(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := filepath.Join(t.TempDir(), "run.json")
+	code, _, stderr := tetherIn(t, xdg, nil, "run", "--receipt", rc, "--", exe, "start", "-q", "--owner", "none", "--name", "inner", "--", "sleep", "1000")
+	if code != 0 {
+		t.Fatalf("tether run -- tether start = %d: %s", code, stderr)
+	}
+	r, _ := readReceipt(t, rc)
+	if !r.StopConfirmed || r.Cgroup == nil || !r.Cgroup.Removed || r.StragglersTotal != 0 {
+		t.Errorf("the run's receipt: confirmed %t, cgroup %+v, %d stragglers; want confirmed, removed, none (the session left the run's leaf)", r.StopConfirmed, r.Cgroup, r.StragglersTotal)
+	}
+	st := statusOf(t, xdg, "inner")
+	if st.State != "running" || st.Cgroup == "" || strings.HasPrefix(st.Cgroup, r.Cgroup.Path+"/") {
+		t.Errorf("the session after the run: state %s, cgroup %q; want running, outside the run's leaf %s", st.State, st.Cgroup, r.Cgroup.Path)
+	}
+	if s := stopWithin(t, xdg, "inner"); !s.StopConfirmed {
+		t.Errorf("the session's stop was not confirmed: %+v", s.Evidence)
+	}
+	assertNoSurvivors(t)
+}

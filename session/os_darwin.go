@@ -10,7 +10,7 @@ import "github.com/tether-run/tether/registry"
 const fdDir = "/dev/fd"
 
 // enterScope does nothing on macOS.
-func enterScope(*supervisorSpec, string) {}
+func enterScope(*supervisorSpec, string) error { return nil }
 
 // enclosingSession finds nothing on macOS: membership of a session's
 // process group is not proof enough to default an owner to it.

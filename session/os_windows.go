@@ -157,7 +157,7 @@ func wake(sup *identity.Handle, urgent bool) error {
 }
 
 // enterScope does nothing on Windows: there is no systemd.
-func enterScope(spec *supervisorSpec, name string) {}
+func enterScope(spec *supervisorSpec, name string) error { return nil }
 
 // enclosingSession finds no session on Windows yet: a job cannot be told
 // from outside which session's it is (issue 14), so the default owner of

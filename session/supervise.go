@@ -80,7 +80,11 @@ func supervise(stateDir, name string, ready *os.File) error {
 		stderr.Close()
 	}
 
-	enterScope(spec, name)
+	if err := enterScope(spec, name); err != nil {
+		started()
+		capt.End()
+		return fail(w, report, registry.Errorf(name, ErrSupervisor, "%v", err), 125, true)
+	}
 	c := contain.Command(spec.Argv[0], spec.Argv[1:]...)
 	c.Env, c.Dir = spec.Env, spec.Dir
 	c.RunID = spec.RunID
