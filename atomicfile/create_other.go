@@ -4,8 +4,8 @@ package atomicfile
 
 import "os"
 
-// createUnnamed is not available on this system: Create links a named
+// createUnnamed is not available on this system: create links a named
 // temporary file.
-func createUnnamed(filename string, data []byte, perm os.FileMode) (bool, error) {
+func createUnnamed(d dir, name string, data []byte, perm os.FileMode) (bool, error) {
 	return false, nil
 }

@@ -21,7 +21,7 @@ func TestCreate(t *testing.T) {
 		t.Run(way, func(t *testing.T) {
 			if way == "portable" {
 				saved := unnamed
-				unnamed = func(string, []byte, os.FileMode) (bool, error) { return false, nil }
+				unnamed = func(dir, string, []byte, os.FileMode) (bool, error) { return false, nil }
 				defer func() { unnamed = saved }()
 			}
 			old := syscall.Umask(0o077)

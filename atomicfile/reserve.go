@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // ErrReplaced is returned by Commit when the reserved name no longer holds
@@ -46,7 +45,7 @@ func Reserve(filename string, perm os.FileMode) (*Reservation, error) {
 // Name returns the reserved file name.
 func (r *Reservation) Name() string { return r.path }
 
-// Commit replaces the placeholder with data as WriteFile does (temporary
+// Commit replaces the placeholder with data as WriteFileUmask does (temporary
 // file, sync, rename, sync of the directory), so that a reader sees the
 // placeholder or the whole content. The rename happens only while the name
 // still holds our placeholder; if it was removed meanwhile, the data is
@@ -62,26 +61,28 @@ func (r *Reservation) Commit(data []byte) error {
 		return fmt.Errorf("atomicfile: %s: reservation already ended", r.path)
 	}
 	defer r.close()
-	tmp, err := temp(r.path, data, r.perm, true, true)
-	if err != nil {
-		return err
-	}
-	if r.ours() {
-		if closeBeforeRename {
-			r.f.Close()
+	return inDir(r.path, true, func(d dir, name string) error {
+		tmp, err := d.temp(name, data, r.perm, true, true)
+		if err != nil {
+			return err
 		}
-		err = os.Rename(tmp, r.path)
-	} else if err = os.Link(tmp, r.path); err == nil {
-		os.Remove(tmp)
-	}
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%w: %s is no longer the placeholder created for it; the content is in %s", ErrReplaced, r.path, tmp)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(r.path))
+		if r.ours() {
+			if closeBeforeRename {
+				r.f.Close()
+			}
+			err = d.rename(tmp, name)
+		} else if err = d.link(tmp, name); err == nil {
+			d.remove(tmp)
+		}
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%w: %s is no longer the placeholder created for it; the content is in %s", ErrReplaced, r.path, d.join(tmp))
+		}
+		if err != nil {
+			d.remove(tmp)
+			return err
+		}
+		return d.syncDir()
+	})
 }
 
 // Cancel removes the placeholder if the name still holds it: the result

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tether-run/tether/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,18 +145,20 @@ func (r *Registry) release(name string) error {
 	})
 }
 
-// replace writes file in the held directory sub atomically (replaceAt).
+// replace writes file in the held directory sub atomically
+// (atomicfile.ReplaceAt: a symlink or anything else at file is replaced,
+// never written through).
 func (r *Registry) replace(sub, file string, b []byte) error {
 	return r.at(sub, func(dirfd int) error {
-		return replaceAt(dirfd, file, filepath.Join(r.Dir, sub, file), b, 0o600)
+		return atomicfile.ReplaceAt(dirfd, file, filepath.Join(r.Dir, sub, file), b, 0o600)
 	})
 }
 
 // create writes the new file in the held directory sub atomically and
-// exclusively (createAt).
+// exclusively (atomicfile.CreateAt).
 func (r *Registry) create(sub, file string, b []byte) error {
 	return r.at(sub, func(dirfd int) error {
-		return createAt(dirfd, file, filepath.Join(r.Dir, sub, file), b, 0o600)
+		return atomicfile.CreateAt(dirfd, file, filepath.Join(r.Dir, sub, file), b, 0o600)
 	})
 }
 
