@@ -283,14 +283,20 @@ func TestSessionSupervisorKilled(t *testing.T) {
 	if !strings.Contains(out, "unsupervised") {
 		t.Errorf("tether ls = %q, want unsupervised", out)
 	}
-	code, _, stderr := tetherIn(t, xdg, nil, "stop", name)
-	if code != 1 || !strings.Contains(stderr, "unsupervised") {
-		t.Errorf("tether stop of an unsupervised session = %d, %q; want 1 and a pointer to reap", code, stderr)
+	// tether stop stops what it can prove is the session's, supervised
+	// or not (issue 24): the leaf, held anew by its recorded cgroup id.
+	r := stopWithin(t, xdg, "--grace", "1s", name)
+	if !r.StopConfirmed || r.Stop.Reason != "request" || r.Evidence.MembersSeen < 2 || r.Cgroup == nil || !r.Cgroup.Removed {
+		t.Errorf("tether stop of an unsupervised session: confirmed %t, reason %q, evidence %+v, cgroup %+v; want confirmed, request, its 2+ members, the leaf removed",
+			r.StopConfirmed, r.Stop.Reason, r.Evidence, r.Cgroup)
 	}
-	if code, out, stderr := tetherIn(t, xdg, nil, "reap"); code != 0 {
-		t.Errorf("tether reap of the unsupervised session = %d, %q %q; want 0", code, out, stderr)
+	if s := statusOf(t, xdg, name); s.State != "stopped" {
+		t.Errorf("after tether stop: state %s, want stopped", s.State)
 	}
 	assertNoSurvivors(t)
+	if code, out, stderr := tetherIn(t, xdg, nil, "stop", name); code != 0 {
+		t.Errorf("tether stop again = %d, %q %q; want 0 and the same receipt", code, out, stderr)
+	}
 }
 
 // awaitProcs waits until session name has n processes in its leaf: a test

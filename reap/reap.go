@@ -102,4 +102,7 @@ type Options struct {
 	// Prune deletes ended records (with their logs and receipts) older
 	// than this; 0 keeps them.
 	Prune time.Duration
+	// Reason is the stop reason a receipt of a stop made here records
+	// (default "reap"); the record's stop reason is then "reaped".
+	Reason string
 }

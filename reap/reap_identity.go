@@ -96,3 +96,13 @@ func actIdentity(reg *registry.Registry, rec *registry.Record, a *Action) {
 		a.Error = err.Error()
 	}
 }
+
+// classifyOne is classifyIdentity for one record, outside a Run.
+func classifyOne(reg *registry.Registry, name string, _ Options) (Action, *registry.Record) {
+	return classifyIdentity(reg, name)
+}
+
+// actOne is actIdentity for one record, outside a Run.
+func actOne(reg *registry.Registry, rec *registry.Record, a *Action, _ Options) {
+	actIdentity(reg, rec, a)
+}

@@ -201,7 +201,7 @@ func act(reg *registry.Registry, rec *registry.Record, a *Action, o Options) {
 			stop = stopMain
 		}
 		var r *receipt.Receipt
-		r, err = stop(rec, o.Grace)
+		r, err = stop(rec, o)
 		a.Receipt = r
 		if err == nil && r.StopConfirmed {
 			// The group is gone: its v1 leaves are empty and go too.
@@ -294,3 +294,11 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// classifyOne is classify for one record, outside a Run.
+func classifyOne(reg *registry.Registry, name string, o Options) (Action, *registry.Record) {
+	return classify(reg, name, o, map[string]bool{name: exists(reg.RuntimeDir(name))})
+}
+
+// actOne is act for one record, outside a Run.
+func actOne(reg *registry.Registry, rec *registry.Record, a *Action, o Options) { act(reg, rec, a, o) }

@@ -19,16 +19,16 @@ const killWait = 5 * time.Second
 // supervisor's leaf, held anew and proven by its cgroup id. The members
 // are not our children (their supervisor died), so they are confirmed by
 // their pidfds, not reaped.
-func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, error) {
+func stopLeaf(rec *registry.Record, o Options) (*receipt.Receipt, error) {
 	l, err := cgroup.OpenLeaf(rec.Cgroup, rec.CgroupID)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	r := newReceipt(rec, receipt.MechanismCgroup)
+	r := newReceipt(rec, receipt.MechanismCgroup, o.Reason)
 	r.Stop.Signal = stop.SignalName(unix.SignalNum(rec.StopSignal))
 	r.Cgroup = &receipt.Cgroup{Path: l.Path, ID: l.ID, Parent: l.Parent, Verified: "leaf-inode-matches-record"}
-	s := &stop.Run{Leaf: l, Grace: grace, KillWait: killWait, Signal: unix.SignalNum(rec.StopSignal)}
+	s := &stop.Run{Leaf: l, Grace: o.Grace, KillWait: killWait, Signal: unix.SignalNum(rec.StopSignal)}
 	s.Do()
 	r.Stop.Steps, r.Evidence = s.Steps, s.Evidence
 	r.Caveats = append(r.Caveats, s.Caveats...)
@@ -40,8 +40,8 @@ func stopLeaf(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 
 // stopMain stops the recorded main process of a fallback-mechanism record
 // if its token still matches: boot id, pid and start time through a pidfd.
-func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, error) {
-	r := newReceipt(rec, receipt.MechanismFallback)
+func stopMain(rec *registry.Record, o Options) (*receipt.Receipt, error) {
+	r := newReceipt(rec, receipt.MechanismFallback, o.Reason)
 	r.Stop.Signal = stop.SignalName(unix.SignalNum(rec.StopSignal))
 	r.Caveats = []string{"reaped without a cgroup: only the recorded main process could be proven; its descendants cannot be, and are left alone"}
 	tok, err := identity.Parse(rec.Main)
@@ -60,7 +60,7 @@ func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	if stop.Term(h, unix.SignalNum(rec.StopSignal)) {
 		r.Evidence.Signalled = 1
 	}
-	if !h.WaitExit(grace) {
+	if !h.WaitExit(o.Grace) {
 		r.Evidence.KillUsed = true
 		h.Signal(syscall.SIGKILL)
 		h.WaitExit(killWait)
@@ -70,11 +70,14 @@ func stopMain(rec *registry.Record, grace time.Duration) (*receipt.Receipt, erro
 	return finish(r), nil
 }
 
-func newReceipt(rec *registry.Record, m receipt.Mechanism) *receipt.Receipt {
+func newReceipt(rec *registry.Record, m receipt.Mechanism, reason string) *receipt.Receipt {
+	if reason == "" {
+		reason = "reap"
+	}
 	return &receipt.Receipt{
 		SchemaVersion: receipt.SchemaVersion, RunID: rec.RunID, Tether: receipt.CurrentBuild(), Host: receipt.CurrentHost(),
 		Argv: rec.Argv, Cwd: rec.Cwd, StartedAt: time.Now().UTC(),
-		Mechanism: m, Stop: receipt.Stop{Reason: "reap"}, Exit: receipt.Exit{Code: -1, MainStatus: -1},
+		Mechanism: m, Stop: receipt.Stop{Reason: reason}, Exit: receipt.Exit{Code: -1, MainStatus: -1},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/tether-run/tether/atomicfile"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -32,6 +33,8 @@ func stopMany(reg *registry.Registry, names []string, req stopRequest, wait time
 		out[i].Name = name
 		s, err := requestStop(reg, name, req)
 		switch {
+		case errors.Is(err, ErrUnsupervised):
+			out[i].Receipt, out[i].Err = stopUnsupervised(reg, name, req, err)
 		case err != nil:
 			out[i].Err = err
 		case s == nil:
@@ -193,6 +196,41 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 		return nil, registry.Errorf(s.name, ErrUnsupervised, "unsupervised: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", why)
 	}
 	return readReceipt(reg, rec)
+}
+
+// stopUnsupervised stops a session whose supervisor is provably gone
+// (killed: the OOM killer's favourite target) with the protocol, through
+// what its record proves — its leaf held anew by its cgroup id, or its
+// main process by its token — and returns the receipt (issue 24: `tether
+// stop` refused, pointing at `tether reap`). The grace is the request's,
+// else the session's own as its spec recorded it; --kill and --grace 0
+// give none. why is the error that found it unsupervised, returned when
+// nothing could be done.
+func stopUnsupervised(reg *registry.Registry, name string, req stopRequest, why error) (*receipt.Receipt, error) {
+	o := reap.Options{Reason: "request", Grace: time.Duration(req.GraceMS) * time.Millisecond}
+	if req.Kill || req.GraceMS < 0 {
+		o.Grace = time.Nanosecond // stop.Run's grace wait ends at once
+	} else if o.Grace == 0 {
+		if rec, err := reg.Read(name); err == nil {
+			if spec, err := readSpec(reg, rec); err == nil && spec.Grace > 0 {
+				o.Grace = spec.Grace
+			}
+		}
+	}
+	a := reap.Record(reg, name, o)
+	switch {
+	case a.Class == reap.Ended:
+		return endedReceipt(reg, name) // it ended by itself meanwhile
+	case a.Class == reap.Supervised:
+		return nil, registry.Errorf(name, ErrStarting, "its supervisor came back to life or is still starting; try again")
+	case a.Error != "":
+		return a.Receipt, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor is gone, and stopping what it left failed: %s (%s)", a.Error, a.Plan)
+	case a.Receipt == nil && !a.Done:
+		return nil, why
+	case a.Receipt == nil:
+		return nil, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor is gone and nothing of it was left to stop (%s)", a.Plan)
+	}
+	return a.Receipt, nil
 }
 
 // endedReceipt returns the receipt of a session that has ended.
