@@ -31,18 +31,27 @@ func TestHostileWorkload(t *testing.T) {
 		{"request file a FIFO", `mkfifo "$TETHER_SESSION_DIR/stop-0-planted.json"`},
 		{"runtime dir removed", `rm -rf "$TETHER_SESSION_DIR"`},
 		{"runtime dir chmod 750", `chmod 750 "$TETHER_SESSION_DIR"`},
-		{"runtime dir replaced by a symlink", `mv "$TETHER_SESSION_DIR" "$TETHER_SESSION_DIR.moved" && ln -s /tmp "$TETHER_SESSION_DIR"`},
+		// The symlink names a dir with a file of the user's that looks like
+		// a request: the supervisor must neither read nor remove it.
+		{"runtime dir replaced by a symlink", `mv "$TETHER_SESSION_DIR" "$TETHER_SESSION_DIR.moved" && ln -s "$VICTIM" "$TETHER_SESSION_DIR"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			xdg := stateEnv(t)
 			s := filepath.Join(xdg, "tether", "s")
 			ready := filepath.Join(xdg, "ready")
-			mustStart(t, xdg, nil, "-q", "--name", "w", "-e", "READY="+ready, "--", "sh", "-c", tt.setup+"; "+sleep)
+			victim := filepath.Join(xdg, "victim")
+			os.Mkdir(victim, 0o700)
+			bait := filepath.Join(victim, "stop-0-bait.json")
+			os.WriteFile(bait, []byte(`{"grace_ms":-1}`), 0o600)
+			mustStart(t, xdg, nil, "-q", "--name", "w", "-e", "READY="+ready, "-e", "VICTIM="+victim, "--", "sh", "-c", tt.setup+"; "+sleep)
 			awaitFile(t, ready, nil)
 			r := stopWithin(t, xdg, "--grace", "200ms", "w")
 			if !r.StopConfirmed || r.Stop.Reason != "request" || r.Exit.Signal != "SIGKILL" {
 				t.Errorf("receipt: confirmed %t, stop %+v, exit %+v; want confirmed, request, main killed", r.StopConfirmed, r.Stop, r.Exit)
+			}
+			if _, err := os.Stat(bait); err != nil {
+				t.Errorf("a file outside the runtime dir was taken for a request: %v", err)
 			}
 			// The name is free again: the damaged runtime dir went with the
 			// session, and a new session of the name starts and stops.

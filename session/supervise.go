@@ -45,6 +45,13 @@ func supervise(stateDir, name string, ready *os.File) error {
 	if err != nil {
 		return fail(w, report, err, 125, true)
 	}
+	// Held before the command runs: what it does to its runtime dir later
+	// cannot redirect the supervisor's reads of it.
+	rtd, err := openRTDir(rec.RuntimeDir)
+	if err != nil {
+		return fail(w, report, fmt.Errorf("session %q: runtime dir: %w", name, err), 125, true)
+	}
+	defer rtd.close()
 	var owner *identity.Handle
 	if spec.OwnerToken != "" {
 		tok, err := identity.Parse(spec.OwnerToken)
@@ -157,7 +164,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go w.watchLoss(log, stopLoss, lossDone)
-	wt := &watcher{c: c, reg: reg, rt: rec.RuntimeDir, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
+	wt := &watcher{c: c, rt: rtd, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
 	go wt.watch(owner, sigs)
 	waitErr := c.Wait()
 	if xs != nil {

@@ -5,7 +5,6 @@ package session
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/identity"
-	"github.com/tether-run/tether/registry"
 )
 
 // stopRequestPrefix begins the name of every request file.
@@ -28,8 +26,7 @@ const stopRequestPrefix = "stop-"
 // stop under way: it kills at once, sessions the session owns included.
 type watcher struct {
 	c      *contain.Cmd
-	reg    *registry.Registry
-	rt     string // runtime dir, where requests are left
+	rt     *rtDir // runtime dir, where requests are left; nil if it could not be opened
 	self   string // our supervisor token
 	reason chan string
 	done   chan struct{} // closed when the session has ended
@@ -107,26 +104,22 @@ func (w *watcher) apply(req stopRequest) {
 // requests reads and removes the request files addressed to this
 // supervisor, oldest first (their names begin with the time).
 func (w *watcher) requests() []stopRequest {
-	ents, err := os.ReadDir(w.rt)
-	if err != nil {
+	if w.rt == nil {
 		return nil
 	}
 	var names []string
-	for _, e := range ents {
-		if n := e.Name(); strings.HasPrefix(n, stopRequestPrefix) && strings.HasSuffix(n, ".json") && e.Type().IsRegular() {
+	for _, n := range w.rt.names() {
+		if strings.HasPrefix(n, stopRequestPrefix) && strings.HasSuffix(n, ".json") {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	var out []stopRequest
 	for _, n := range names {
-		p := filepath.Join(w.rt, n)
-		// Through the registry's checks: a member can write the runtime
-		// dir, and nothing it leaves there (a FIFO, a symlink, a huge
-		// file) may block or stall the watcher that turns requests into
-		// the stop (issue 22).
-		b, err := w.reg.ReadFile(p, maxRequest)
-		os.Remove(p)
+		// A member can write the runtime dir: nothing it leaves there (a
+		// FIFO, a symlink, a huge file) may block or stall the watcher
+		// that turns requests into the stop (issue 22).
+		b, err := w.rt.take(n, maxRequest)
 		var req stopRequest
 		if err != nil || json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
 			continue

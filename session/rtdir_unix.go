@@ -1,0 +1,70 @@
+//go:build linux || darwin
+
+package session
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// rtDir is a session's runtime dir as the supervisor opened it before the
+// command ran. Its command may rename it, replace it with a symlink or
+// remove it (it is the command's TETHER_SESSION_DIR): reads and removals
+// through the held fd act on the directory tether made, or on nothing,
+// never on what a symlink put in its place names (issue 22).
+type rtDir struct {
+	f    *os.File
+	path string
+}
+
+func openRTDir(path string) (*rtDir, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &rtDir{f: os.NewFile(uintptr(fd), path), path: path}, nil
+}
+
+// names lists the entries that are regular files.
+func (d *rtDir) names() []string {
+	fd, err := unix.Openat(int(d.f.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	ents, _ := f.ReadDir(-1)
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// take reads the regular file name of ours (no FIFO waited on, no symlink
+// followed, at most max bytes) and removes it.
+func (d *rtDir) take(name string, max int64) ([]byte, error) {
+	dfd := int(d.f.Fd())
+	defer unix.Unlinkat(dfd, name, 0)
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("session: %s is not a regular file of ours", name)
+	}
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+func (d *rtDir) close() { d.f.Close() }
