@@ -19,9 +19,6 @@ import (
 // cgroup, how inherited descriptors are found) is in os_linux.go and
 // os_darwin.go.
 
-// noFollow makes an open refuse a symlink.
-const noFollow = unix.O_NOFOLLOW
-
 // signalNum is the signal named name (SIGUSR1), 0 if none is.
 func signalNum(name string) syscall.Signal { return unix.SignalNum(name) }
 

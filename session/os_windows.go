@@ -18,10 +18,6 @@ import (
 // allows it, gets the report pipe as an inherited handle named in its
 // environment, and is woken by two named events instead of signals.
 
-// noFollow is 0: Windows' open has no such flag. The files it guards
-// (progress) live in the runtime dir, which only the user can write.
-const noFollow = 0
-
 // signalNum is 0 for every name: on Windows the polite stop is always
 // CTRL_BREAK_EVENT, and no stop signal can be chosen.
 func signalNum(name string) syscall.Signal { return 0 }
