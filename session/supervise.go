@@ -165,12 +165,17 @@ func supervise(stateDir, name string, ready *os.File) error {
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go w.watchLoss(log, stopLoss, lossDone)
 	wt := &watcher{c: c, rt: rtd, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
-	go wt.watch(owner, sigs)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		wt.watch(owner, sigs)
+	}()
 	waitErr := c.Wait()
 	if xs != nil {
 		xs.close() // exec clients hear how their commands ended
 	}
 	close(wt.done) // before the deferred owner.Close: the owner's waiter ends first
+	<-watching     // and before the deferred rtd.close: it may be reading requests
 	capt.End()
 	log.Close()
 	close(stopLoss)
