@@ -59,6 +59,9 @@ func removeEntries(fd int, p string) error {
 	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // removed meanwhile (a concurrent Release): nothing in it
+	}
 	if err != nil {
 		return err
 	}
