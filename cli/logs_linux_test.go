@@ -126,7 +126,9 @@ func awaitSupervisorExit(t *testing.T, xdg, name string) {
 func TestLogsFollowUnsupervised(t *testing.T) {
 	cgroupParent(t)
 	xdg := stateEnv(t)
-	name := mustStart(t, xdg, nil, "--name", "orphaned", "--owner", "none", "--", "sh", "-c", "echo hello; exec sleep 1000")
+	// No watcher, which would end the session at its supervisor's death
+	// (issue 24): this is about a session left unsupervised.
+	name := mustStart(t, xdg, []string{"TETHER_NO_WATCH=1"}, "--name", "orphaned", "--owner", "none", "--", "sh", "-c", "echo hello; exec sleep 1000")
 	done, out, stderr, seen := followLogs(t, xdg, name, "hello\n")
 	select {
 	case <-seen:

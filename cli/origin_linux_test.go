@@ -88,7 +88,8 @@ func TestRunIDEverywhere(t *testing.T) {
 		xdg := stateEnv(t)
 		// A daemon outlives the killed supervisor, so that reap has a
 		// leaf to stop (as in TestReceiptsAreReplaced).
-		name := mustStart(t, xdg, nil, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+		// No watcher: it would stop the session first (issue 24).
+		name := mustStart(t, xdg, []string{"TETHER_NO_WATCH=1"}, "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
 		st := statusOf(t, xdg, name)
 		awaitProcs(t, xdg, name, 3)
 		killSupervisor(t, xdg, name)

@@ -61,7 +61,9 @@ func TestReceiptsAreReplaced(t *testing.T) {
 		// A daemon outlives the supervisor (the main process dies of its
 		// parent-death signal), so the leaf is still there for reap to
 		// stop, also under systemd, where an emptied scope would vanish.
-		name := mustStart(t, xdg, nil, "--name", "atomic", "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
+		// No watcher: it would stop the session at the supervisor's death,
+		// before reap (issue 24); this is reap's receipt.
+		name := mustStart(t, xdg, []string{"TETHER_NO_WATCH=1"}, "--name", "atomic", "--owner", "none", "--", "sh", "-c", "setsid sleep 1000 & sleep 1000")
 		awaitProcs(t, xdg, name, 3)
 		killSupervisor(t, xdg, name)
 		victim := plantReceiptLink(t, xdg, name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -177,6 +178,11 @@ func runRun(e *env, f *runFlags, args []string) error {
 		c.Limits = spec
 		c.BestEffortLimits = f.limitsMode == "best-effort"
 		c.Registry = reg
+		if f.receipt != "" && f.receipt != "-" {
+			// Written by the watcher too, if tether dies (issue 24).
+			abs, _ := filepath.Abs(f.receipt) // the watcher runs in /
+			hooks.Set(c, hooks.Hooks{WatchReceipt: abs})
+		}
 		if prog != nil {
 			c.Progress = func(s receipt.Step) { prog.step("", s) }
 		}

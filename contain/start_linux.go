@@ -40,7 +40,8 @@ type sysState struct {
 	proc       *os.Process // the main process, once spawned
 	childEnds  []*os.File
 	marker     string
-	subreaper  bool // this run holds the subreaper scope (guarded by scope.mu)
+	subreaper  bool   // this run holds the subreaper scope (guarded by scope.mu)
+	watchID    uint64 // the group's id with the owner-death watcher, 0 if none
 	// releaseStartFD lets the leaf's fd be closed again once the main
 	// process is cloned into it.
 	releaseStartFD func()
@@ -81,6 +82,9 @@ func (c *Cmd) startSys() error {
 	if err := c.prepared(); err != nil {
 		return err
 	}
+	if c.leaf != nil {
+		c.watchOwner()
+	}
 	crash.Point("before-start")
 	ec, err := c.buildExec()
 	if err != nil {
@@ -92,6 +96,9 @@ func (c *Cmd) startSys() error {
 	}
 	crash.Point("after-start")
 	c.startedMain()
+	if c.leaf == nil {
+		c.watchOwner() // the fallback's group is known by its main process
+	}
 	go c.supervise()
 	return nil
 }
@@ -275,6 +282,7 @@ func (c *Cmd) failStart(err error) {
 	c.waitErr = err
 	c.track.finish(&c.rec, err)
 	if c.sys.proc == nil {
+		c.unwatchOwner()
 		c.releaseSubreaper() // nothing ran: no orphan can come
 	}
 	select {

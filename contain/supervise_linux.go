@@ -20,6 +20,7 @@ func (c *Cmd) supervise() {
 	c.awaitCopies()
 	c.finish(p)
 	c.track.finish(&c.rec, c.waitErr)
+	c.unwatchOwner()
 	c.releaseSubreaper()
 }
 

@@ -102,6 +102,8 @@ type faultEnv struct {
 	// deadline is the hang guard of each tether invocation (default
 	// faultDeadline).
 	deadline time.Duration
+	// watched lets tether use its owner-death watcher (internal/watch).
+	watched bool
 }
 
 func faultSetup(t *testing.T) *faultEnv {
@@ -238,8 +240,15 @@ func (f *faultEnv) start(env []string, args ...string) *faultProc {
 func (f *faultEnv) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, f.bin, args...)
 	base := faultWithout(os.Environ(), "XDG_RUNTIME_DIR", "TETHER_CRASH_AT", faultCaseEnv,
-		"TETHER_CGROUP_PARENT", "TETHER_NO_REAP", "TETHER_SESSION", "TETHER_SESSION_DIR", "TETHER_TEST_FORCE")
+		"TETHER_CGROUP_PARENT", "TETHER_NO_REAP", "TETHER_SESSION", "TETHER_SESSION_DIR", "TETHER_TEST_FORCE", "TETHER_NO_WATCH")
 	cmd.Env = append(append(base, "XDG_RUNTIME_DIR="+f.xdg, faultCaseEnv+"="+f.mark), env...)
+	if !f.watched {
+		// What tether reap recovers is what a dead tether leaves when
+		// no watcher stops it first (the watcher killed as well): the
+		// fault tests of reap test that (faults_ownerdeath tests the
+		// watcher).
+		cmd.Env = append(cmd.Env, "TETHER_NO_WATCH=1")
+	}
 	cmd.Dir = f.io
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: f.cgfd}
 	return cmd

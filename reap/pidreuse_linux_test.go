@@ -594,7 +594,9 @@ func (r *reuseRig) cycle(c *reuseCycle) error {
 	if err != nil {
 		return err
 	}
-	env := append(reuseSetenv(r.env, "XDG_RUNTIME_DIR", cdir), "TETHER_NO_REAP=1")
+	// No owner-death watcher: the dead runs' records are left for reap,
+	// whose identity checks this test is about.
+	env := append(reuseSetenv(r.env, "XDG_RUNTIME_DIR", cdir), "TETHER_NO_REAP=1", "TETHER_NO_WATCH=1")
 	defer r.cleanup(c)
 
 	// Every tether and main process is alive at once until the crashed

@@ -1,6 +1,9 @@
 package reap
 
 import (
+	"errors"
+	"os"
+
 	"github.com/tether-run/tether/internal/stop"
 	"syscall"
 	"time"
@@ -102,4 +105,44 @@ func finish(r *receipt.Receipt) *receipt.Receipt {
 	r.StopConfirmed = r.Evidence.Empty && len(r.Evidence.Unconfirmed) == 0
 	r.Normalize()
 	return r
+}
+
+// Stop stops the group rec describes, whose owner is known to be dead
+// (a watcher saw its connection end: internal/watch), through what rec
+// proves — its leaf, held anew by the recorded cgroup id, or its main
+// process by its token — without asking whether the owner lives: a dead
+// owner may be a zombie its parent has not reaped, which an identity
+// check takes for alive. With reg set, rec's record there is ended as Run
+// ends one (a run's deleted, its receipt kept; a session's marked
+// stopped, its runtime dir released), unless it has ended already.
+func Stop(reg *registry.Registry, rec *registry.Record, o Options) Action {
+	_, o = newReport(o)
+	a := Action{Name: rec.Name, Kind: rec.Kind, Class: DeadEmpty, Plan: "its owner died"}
+	var r *receipt.Receipt
+	var err error
+	switch {
+	case rec.Cgroup != "":
+		a.Class = DeadLeaf
+		r, err = stopLeaf(rec, o)
+		if errors.Is(err, os.ErrNotExist) {
+			a.Class, r, err = DeadEmpty, nil, nil // its owner's own stop removed it
+		}
+	case rec.Main != "":
+		a.Class = DeadFallback
+		r, err = stopMain(rec, o)
+	}
+	a.Receipt = r
+	if err == nil && r != nil && r.StopConfirmed {
+		err = removeV1(rec)
+	}
+	if err == nil && reg != nil {
+		if cur, rerr := reg.Read(rec.Name); rerr == nil && cur.Live() {
+			err = finishRecord(reg, cur, o.Reason, r)
+		}
+	}
+	a.Done = err == nil
+	if err != nil {
+		a.Error = err.Error()
+	}
+	return a
 }

@@ -5,6 +5,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -188,6 +189,16 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 		}
 		return nil, registry.Errorf(s.name, nil, "ended, and its name was taken by a new session before its receipt was read")
 	}
+	// A supervisor that died in its stop: its watcher (internal/watch)
+	// finishes the stop, ends the record and frees the name (the runtime
+	// dir goes last) within a second or two.
+	if rec.Live() {
+		for deadline := time.Now().Add(watchPatience); (rec.Live() || exists(rec.RuntimeDir)) && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if again, err := reg.Read(s.name); err == nil && again.Supervisor == s.rec.Supervisor {
+				rec = again
+			}
+		}
+	}
 	if rec.Live() {
 		why := "it was killed, or could not write the state dir"
 		if s.werr != nil {
@@ -257,6 +268,18 @@ func stopFamily(reg *registry.Registry, sup string, kill <-chan struct{}) {
 	}
 	stopMany(reg, names, stopRequest{Reason: "request"}, familyWait, kill, nil, nil)
 }
+
+// exists reports whether path exists (the runtime dir: it goes once the
+// record says stopped, and the name is free only then).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// watchPatience bounds how long a stop whose supervisor died waits for
+// the watcher to end the session: its stop has a grace of at most
+// watch.Grace and the kill wait.
+const watchPatience = 10 * time.Second
 
 // familyWait bounds the wait for the sessions a stopping session owns.
 const familyWait = 2 * time.Minute

@@ -112,6 +112,9 @@ func supervise(stateDir, name string, ready *os.File) error {
 	// record `tether reap` can act on.
 	hooks.Set(c, hooks.Hooks{
 		OwnProcessGroup: true,
+		// If this supervisor dies, its watcher stops the group and ends
+		// the session's record (issue 24).
+		WatchRegistry: reg.Dir, WatchRecord: name,
 		Prepared: func(r *receipt.Receipt) error {
 			return w.update(func(rec *registry.Record) {
 				rec.Supervisor = self.Token.String()

@@ -100,3 +100,41 @@ func TestSessionStartStop(t *testing.T) {
 		t.Errorf("wait after stop: %+v, %v; want stopped", rec, err)
 	}
 }
+
+// TestEmbedderKilled: a program that runs a command through contain with
+// default options, SIGKILLed while the command runs, leaves nothing: the
+// watcher contain started for it stops the group (issue 24). Before, the
+// command's setsid'd daemon ran on for good.
+func TestEmbedderKilled(t *testing.T) {
+	bin := t.TempDir() + "/embed"
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tag := "embed-killed-" + time.Now().Format("150405.000000000")
+	ready := t.TempDir() + "/ready"
+	// The daemon ignores SIGTERM: only the protocol's kill ends it.
+	cmd := exec.Command(bin, "-timeout", "1h", "--", "sh", "-c", `trap "" TERM; setsid sh -c 'trap "" TERM; touch "$1"; while :; do sleep 1; done' "$0" "$1" & exec sleep 1000`, tag, ready)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil && alive(tag) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the daemon never started")
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	// A hang guard, not a timing assertion: the time is logged.
+	for deadline := time.Now().Add(15 * time.Second); alive(tag); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon %s outlived the SIGKILLed program that ran it by 15s", tag)
+		}
+	}
+	t.Logf("the group was gone %s after the program's SIGKILL", time.Since(killed).Round(time.Millisecond))
+}

@@ -13,6 +13,11 @@ type Hooks struct {
 	// supervisor sets it: sharing the supervisor's group, a command's
 	// `kill -HUP 0` (or TERM, INT) stopped its own session (issue 22).
 	OwnProcessGroup bool
+	// WatchRegistry and WatchRecord name the record a watcher ends if
+	// this program dies while the group runs (a session's, which the
+	// supervisor keeps itself); WatchReceipt is a file it writes the
+	// receipt to as well (tether run --receipt FILE). See internal/watch.
+	WatchRegistry, WatchRecord, WatchReceipt string
 	// Prepared is called once the containment exists (leaf created,
 	// limits written) and before the command is spawned, with the receipt
 	// so far; an error aborts the start. What is written here survives a

@@ -34,6 +34,12 @@ func Main(m *testing.M) int {
 		mark = hex.EncodeToString(b[:])
 		os.Setenv(Env, mark)
 	}
+	// A watcher of tether's own death (internal/watch) normally waits a
+	// few seconds for the next run before it exits; a test's must be gone
+	// when its last owner is, or the check below finds it.
+	if _, ok := os.LookupEnv("TETHER_WATCH_LINGER"); !ok {
+		os.Setenv("TETHER_WATCH_LINGER", "0")
+	}
 	if fuzzWorker() {
 		// A worker of `go test -fuzz` stays in the coordinator's cgroups
 		// and leaves the check to it: the coordinator ends its workers

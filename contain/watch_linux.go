@@ -1,0 +1,100 @@
+package contain
+
+import (
+	"os"
+	"os/exec"
+
+	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/stop"
+	"github.com/tether-run/tether/internal/watch"
+	"github.com/tether-run/tether/registry"
+)
+
+// noWatchEnv, set to anything in the environment, keeps runs from using
+// a watcher: what a dead owner leaves then runs on until tether reap (the
+// fault tests of reap use it to test that path).
+const noWatchEnv = "TETHER_NO_WATCH"
+
+// A program started as a watcher (internal/watch) is one before its main
+// runs: every program that runs groups can watch over them, tether or
+// not.
+func init() {
+	if _, ok := os.LookupEnv(watch.Env); ok {
+		watch.Serve()
+		os.Exit(0)
+	}
+	watch.Spawn = spawnWatcher
+}
+
+// spawnWatcher starts a watcher as a child whose exit status is
+// os/exec's (owned): neither the orphan sweep nor the fallback's walk,
+// which claim our other children, ever take it for a member.
+func spawnWatcher(cmd *exec.Cmd) (func(), error) {
+	owned.Lock()
+	defer owned.Unlock()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	owned.pids[pid] = true
+	return func() {
+		owned.Lock()
+		delete(owned.pids, pid)
+		owned.Unlock()
+	}, nil
+}
+
+// watchOwner tells a watcher about the group before anything can run in
+// it unwatched — with a leaf, before the command is spawned; in the
+// fallback, once its main process is known — so that the death of this
+// program, SIGKILL included, stops the group (issue 24). No watcher is a
+// caveat of the run, not a reason to refuse it.
+func (c *Cmd) watchOwner() {
+	if os.Getenv(noWatchEnv) != "" {
+		c.rec.Caveats = append(c.rec.Caveats, "the group is not watched ("+noWatchEnv+" is set): if this program dies, it runs on until tether reap")
+		return
+	}
+	dir := c.hooks.WatchRegistry
+	if c.Registry != nil {
+		dir = c.Registry.Dir
+	}
+	sock := dir
+	if sock == "" {
+		sock, _ = registry.DefaultDir(os.Getenv) // the user's watcher
+	}
+	g := watch.Group{Record: c.watchRecord(), Registry: dir, Receipt: c.hooks.WatchReceipt, GraceMS: min(c.graceNow(), watch.Grace).Milliseconds()}
+	if c.hooks.WatchRecord != "" {
+		g.Reason = "supervisor-died" // a session's owner is another matter (--owner)
+	}
+	id, err := watch.Add(sock, g)
+	if err != nil {
+		c.rec.Caveats = append(c.rec.Caveats, "the group is not watched: if this program dies, it runs on until tether reap: "+err.Error())
+		return
+	}
+	c.sys.watchID = id
+}
+
+// unwatchOwner tells the watcher the group's stop is over.
+func (c *Cmd) unwatchOwner() {
+	if c.sys.watchID != 0 {
+		watch.Done(c.sys.watchID)
+		c.sys.watchID = 0
+	}
+}
+
+// watchRecord describes the group to a watcher as its record does.
+func (c *Cmd) watchRecord() registry.Record {
+	r := registry.Record{Name: "run-" + randid.Hex(6), Kind: "run", RunID: c.RunID, Argv: c.rec.Argv, Cwd: c.rec.Cwd, Owner: "none", Until: string(ReasonMainExit)}
+	if c.track != nil {
+		r = c.track.rec
+	}
+	if c.hooks.WatchRecord != "" {
+		r.Name, r.Kind = c.hooks.WatchRecord, "session"
+	}
+	r.SetContainment(&c.rec)
+	r.StopSignal = stop.SignalName(c.StopSignal)
+	if c.sys.main != nil {
+		r.Main = c.sys.main.Token.String()
+	}
+	return r
+}

@@ -1,0 +1,240 @@
+package watch
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// owner is this process's side: one connection to a watcher while it has
+// groups, and the groups it told the watcher of (sent again to a new
+// watcher if the one it had dies).
+var owner struct {
+	mu      sync.Mutex
+	conn    *net.UnixConn
+	dir     string
+	next    uint64
+	pending map[uint64]*Group
+}
+
+// Add tells a watcher about g, before its command is spawned, and returns
+// the id Done takes. dir is the state dir whose watcher to use ("" for a
+// watcher of this process's own). The message is queued in the socket:
+// once Add returns, the owner's death at any later instant stops g.
+func Add(dir string, g Group) (uint64, error) {
+	owner.mu.Lock()
+	defer owner.mu.Unlock()
+	if owner.pending == nil {
+		owner.pending = map[uint64]*Group{}
+	}
+	owner.next++
+	id := owner.next
+	owner.pending[id] = &g
+	if owner.conn == nil {
+		owner.dir = dir
+		if err := connect(); err != nil {
+			delete(owner.pending, id)
+			return 0, err
+		}
+		return id, nil // connect sent every pending group
+	}
+	if err := send(message{Op: "add", ID: id, Group: &g}); err != nil {
+		// The watcher died: a new one gets every group still pending.
+		owner.conn.Close()
+		owner.conn = nil
+		if err := connect(); err != nil {
+			delete(owner.pending, id)
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+// Done says the group id was stopped by its owner. After the last, the
+// connection closes: a watcher is not kept for a process with nothing to
+// watch.
+func Done(id uint64) {
+	owner.mu.Lock()
+	defer owner.mu.Unlock()
+	if _, ok := owner.pending[id]; !ok {
+		return
+	}
+	delete(owner.pending, id)
+	if owner.conn == nil {
+		return
+	}
+	send(message{Op: "done", ID: id})
+	if len(owner.pending) == 0 {
+		owner.conn.Close()
+		owner.conn = nil
+	}
+}
+
+// send writes one message on the connection. Called with owner.mu held.
+func send(m message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	owner.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err = owner.conn.Write(append(b, '\n'))
+	return err
+}
+
+// connect connects to the state dir's watcher, or starts one, and sends
+// every pending group. Called with owner.mu held.
+func connect() error {
+	c, err := dial(owner.dir)
+	if err != nil {
+		if c, err = spawn(owner.dir); err != nil {
+			return fmt.Errorf("watch: no watcher for the owner's death: %w", err)
+		}
+	}
+	owner.conn = c
+	for id, g := range owner.pending {
+		if err := send(message{Op: "add", ID: id, Group: g}); err != nil {
+			c.Close()
+			owner.conn = nil
+			return fmt.Errorf("watch: %w", err)
+		}
+	}
+	go follow(c)
+	return nil
+}
+
+// follow reads the watcher's side until it ends; a watcher that dies while
+// groups are pending is replaced, and told of them again.
+func follow(c *net.UnixConn) {
+	r := bufio.NewReader(c)
+	for {
+		if _, err := r.ReadBytes('\n'); err != nil {
+			break
+		}
+	}
+	owner.mu.Lock()
+	defer owner.mu.Unlock()
+	if owner.conn != c {
+		return // closed by Done, or replaced already
+	}
+	c.Close()
+	owner.conn = nil
+	if len(owner.pending) > 0 {
+		connect()
+	}
+}
+
+// Spawn starts the watcher process cmd. A program that reaps orphans
+// itself (contain, a child subreaper) replaces it to start cmd under its
+// own bookkeeping, so that the watcher is never taken for an orphan of a
+// group; it returns a func to call once cmd was reaped.
+var Spawn = func(cmd *exec.Cmd) (reaped func(), err error) { return func() {}, cmd.Start() }
+
+// sockName is the watcher's socket in a state dir.
+const sockName = "watch.sock"
+
+// dial connects to the watcher listening in dir, if one does and it is
+// ours (same uid) and speaks this protocol.
+func dial(dir string) (*net.UnixConn, error) {
+	if dir == "" {
+		return nil, errors.New("no state dir")
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	// Through /proc/self/fd: no sun_path limit, no symlink followed.
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: "/proc/self/fd/" + strconv.Itoa(fd) + "/" + sockName, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPeer(c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	// The hello proves it serves us (a watcher that was exiting closes
+	// without one) and speaks our version.
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	c.SetReadDeadline(time.Time{})
+	var m message
+	if err == nil {
+		err = json.Unmarshal(line, &m)
+	}
+	if err == nil && (m.Op != "hello" || m.Version != version) {
+		err = fmt.Errorf("watcher speaks version %d, not %d", m.Version, version)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkPeer admits only a peer of our own uid.
+func checkPeer(c *net.UnixConn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if cerr != nil {
+		return cerr
+	}
+	if int(cred.Uid) != os.Geteuid() {
+		return fmt.Errorf("watch: peer uid %d is not %d", cred.Uid, os.Geteuid())
+	}
+	return nil
+}
+
+// spawn starts a watcher — this program, re-executed, served by Serve
+// before its main runs — with a connection already made, so that what is
+// sent is queued for it while it starts. It runs in a session of its own
+// (a signal to our process group does not reach it) and outside every
+// group (it is started by the owner, never into a leaf).
+func spawn(dir string) (*net.UnixConn, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socketpair", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "watch"), os.NewFile(uintptr(fds[1]), "watch")
+	defer theirs.Close()
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{"tether-watch"}
+	cmd.Env = []string{Env + "=" + dir}
+	for _, k := range []string{LingerEnv, "TETHER_LEAKCHECK"} {
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	reaped, err := Spawn(cmd)
+	if err != nil {
+		ours.Close()
+		return nil, err
+	}
+	go func() {
+		cmd.Wait() // reaped when it exits while we live
+		reaped()
+	}()
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, err
+	}
+	return fc.(*net.UnixConn), nil
+}
