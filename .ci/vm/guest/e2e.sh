@@ -16,6 +16,10 @@
 #   type) and holds no tether leaf;
 # - tether exec reaches the session's daemon and what it starts is the
 #   session's; sh -c 'tether start' keeps its session (issue 11);
+# - nothing a session's command does to its runtime dir (a FIFO, rm -rf,
+#   chmod 750, a symlink) or its process group (kill -HUP 0) defeats or
+#   causes its stop; a session started inside tether run --owner none
+#   outlives the run; another user's XDG_RUNTIME_DIR is refused (issue 22);
 # - tether doctor --json runs.
 C=${1:?usage: e2e.sh CONTEXT}
 fails=0
@@ -131,6 +135,90 @@ sleep 1
 EV=$(pgrep -a -u "$U" -f 'sleep 424[567]|tmux' | tr '\n' ' ')
 check "tether stop of the session: nothing left" [ -z "$EV" ]
 EV=; cgcheck "start/stop of a session"
+
+# Issue 22: nothing a session's own command does to its runtime dir
+# (TETHER_SESSION_DIR) keeps tether stop from stopping it, confirmed, and
+# its name is free again after. Each command ignores SIGTERM, so only the
+# protocol's kill ends it; each stop gets 60 s (a hang was the bug).
+# hostile ID WHAT SETUP: SETUP runs in the session's command first.
+hostile() {
+  local id=$1 what=$2 setup=$3 n=e2e-h$1 rc dir
+  rm -f "$W/ready-$id" "$W/h-$id.json"
+  timeout 60 tether start -q --name $n -e READY="$W/ready-$id" -- sh -c \
+    "$setup; trap '' TERM; echo \"\$TETHER_SESSION_DIR\" >\"\$READY\"; exec sleep 425$id" >"$W/h.out" 2>&1; rc=$?
+  for _ in $(seq 60); do [ -s "$W/ready-$id" ] && break; sleep 0.5; done
+  EV="start rc=$rc $(tr '\n' ' ' <"$W/h.out")"
+  check "hostile session ($what): starts and does it" [ -s "$W/ready-$id" ]
+  dir=$(cat "$W/ready-$id" 2>/dev/null)
+  timeout 60 tether stop --json --grace 200ms $n >"$W/h-$id.json" 2>"$W/h.err"; rc=$?
+  EV="rc=$rc $(tr '\n' ' ' <"$W/h.err")"
+  check "hostile session ($what): tether stop --grace 200ms exits 0 within 60 s" [ $rc = 0 ]
+  EV=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["receipts"][0]; print("stop_confirmed=%s stop=%s exit=%s unconfirmed=%s" % (r["stop_confirmed"], r.get("stop"), r.get("exit"), (r.get("evidence") or {}).get("unconfirmed")))' "$W/h-$id.json" 2>&1)
+  check "hostile session ($what): the receipt says stop_confirmed" grep -q '^stop_confirmed=True ' <<<"$EV"
+  EV=$(pgrep -a -u "$U" -f "^sleep 425$id\$" | tr '\n' ' ')
+  check "hostile session ($what): nothing of it left" [ -z "$EV" ]
+  [ -n "$dir" ] && rm -rf "$dir.moved"
+  timeout 60 tether start -q --name $n -- sleep 4259 >"$W/h.out" 2>&1; rc=$?
+  EV="rc=$rc $(tr '\n' ' ' <"$W/h.out")"
+  check "hostile session ($what): tether start --name $n works again" [ $rc = 0 ]
+  timeout 60 tether stop $n >/dev/null 2>&1
+  EV=; cgcheck "hostile session ($what)"
+}
+hostile 1 "progress.jsonl a FIFO" 'rm -f "$TETHER_SESSION_DIR/progress.jsonl"; mkfifo "$TETHER_SESSION_DIR/progress.jsonl"'
+hostile 2 "a stop request file a FIFO" 'mkfifo "$TETHER_SESSION_DIR/stop-0-x.json"'
+hostile 3 "runtime dir removed" 'rm -rf "$TETHER_SESSION_DIR"'
+hostile 4 "runtime dir chmod 750" 'chmod 750 "$TETHER_SESSION_DIR"'
+hostile 5 "runtime dir replaced by a symlink" 'mv "$TETHER_SESSION_DIR" "$TETHER_SESSION_DIR.moved" && ln -s /tmp "$TETHER_SESSION_DIR"'
+
+# The command's kill -HUP 0 (INT, TERM) reaches its own process group, not
+# its supervisor: the session runs on.
+rm -f "$W/ready-k"
+timeout 60 tether start -q --name e2e-kill0 -e READY="$W/ready-k" -- sh -c \
+  'trap "" HUP INT TERM; kill -HUP 0; kill -INT 0; kill -TERM 0; echo ok >"$READY"; exec sleep 4260' >/dev/null 2>&1
+for _ in $(seq 60); do [ -s "$W/ready-k" ] && break; sleep 0.5; done
+sleep 2
+EV="$(tether status e2e-kill0 2>&1 | grep -E '^(state|stopped|reason)' | tr '\n' ' ') sleep: $(pgrep -u "$U" -f '^sleep 4260$')"
+check "the command's kill -HUP/-INT/-TERM 0 leaves its session running" \
+  sh -c "[ -s '$W/ready-k' ] && tether ls 2>/dev/null | grep -w e2e-kill0 | grep -qw running && pgrep -u $U -f '^sleep 4260\$' >/dev/null"
+timeout 60 tether stop --grace 200ms e2e-kill0 >/dev/null 2>&1
+EV=; cgcheck "kill 0 from a session's command"
+
+# A session started inside tether run with --owner none outlives the run,
+# outside the run's leaf, and the run's stop is confirmed.
+rm -f "$W/in.json"
+timeout 120 tether run --receipt "$W/in.json" -- tether start -q --owner none --name e2e-inner -- sleep 4261 >"$W/in.out" 2>&1; rc=$?
+EV="rc=$rc $(summary "$W/in.json") stop_confirmed=$(r "$W/in.json" 'r["stop_confirmed"]') $(tr '\n' ' ' <"$W/in.out")"
+check "tether run -- tether start --owner none: the run's stop confirmed" \
+  [ $rc = 0 -a "$(r "$W/in.json" 'r["stop_confirmed"]')" = True ]
+RL=$(r "$W/in.json" '(r.get("cgroup") or {}).get("path")')
+SL=$(tether status --json e2e-inner 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["state"], s.get("cgroup"))' 2>&1)
+outlived() { # the session runs, its sleep too, and its leaf is not in the run's
+  [ "${SL%% *}" = running ] && [ -n "$RL" ] && pgrep -u "$U" -f '^sleep 4261$' >/dev/null &&
+    case "${SL#* }/" in "$RL"/*) false ;; esac
+}
+EV="run leaf $RL; session: $SL; sleep: $(pgrep -u "$U" -f '^sleep 4261$')"
+check "tether run -- tether start --owner none: the session outlives the run, outside its leaf" outlived
+timeout 60 tether stop --json e2e-inner >"$W/inner.json" 2>&1; rc=$?
+EV="rc=$rc $(head -c 300 "$W/inner.json" | tr '\n' ' ')"
+check "tether run -- tether start --owner none: the session stops, confirmed" \
+  sh -c "[ $rc = 0 ] && python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))[\"receipts\"][0][\"stop_confirmed\"])' '$W/inner.json'"
+EV=; cgcheck "a session started inside tether run"
+
+# A state dir under another user's directory is refused, naming the owner:
+# root with tu's XDG_RUNTIME_DIR (su without -l, sudo -E), and an ordinary
+# user with XDG_RUNTIME_DIR=/run, where /run/tether is root's (0700, made
+# by the root context, which job.sh runs first).
+if [ "$U" = 0 ]; then
+  UR=/run/user/1000
+  [ -d $UR ] || { UR=$W/user-1000; install -d -o 1000 -m 0700 $UR; }
+  XR=$UR OWNER="uid 1000"
+else
+  XR=/run OWNER="uid 0"
+fi
+XDG_RUNTIME_DIR=$XR timeout 60 tether ls >"$W/x.out" 2>&1; rc=$?
+EV="rc=$rc $(tr '\n' ' ' <"$W/x.out")[$(ls -ld "$XR/tether" 2>&1)]"
+check "XDG_RUNTIME_DIR=$XR tether ls: refused, exit 1, naming $OWNER" sh -c "[ $rc = 1 ] && grep -q '$OWNER' '$W/x.out'"
+EV=; cgcheck "XDG_RUNTIME_DIR of another user"
 
 timeout 60 tether doctor --json >"$W/doctor.json" 2>"$W/doctor.err"; rc=$?
 EV="rc=$rc $(tr '\n' ' ' <"$W/doctor.err" | cut -c1-300)"
