@@ -168,4 +168,3 @@ func awaitReceipt(t *testing.T, p string) *receipt.Receipt {
 		}
 	}
 }
-
