@@ -43,7 +43,9 @@ func (r *Registry) openDirAt(dirfd int, name, p string) (*os.File, error) {
 // it. What openat refused as a directory is checked to say why.
 func (r *Registry) checked(dirfd int, name, p string, fd int, err error) (*os.File, error) {
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		// EACCES: most likely another user's directory (root's 0700
+		// /run/tether for XDG_RUNTIME_DIR=/run): the check says whose.
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
 			if cerr := r.checkAt(dirfd, name, p); cerr != nil {
 				return nil, cerr // a symlink, or not a directory
 			}
