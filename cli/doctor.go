@@ -27,7 +27,11 @@ func newDoctorCmd(e *env) *cobra.Command {
   cgroup     the cgroup mode (unified, hybrid, legacy or none), the cgroup v2
              mount, our own cgroup, whether tether may create leaves in it,
              whether it is delegated to us (owner of the directory and of
-             cgroup.procs, cgroup.subtree_control, cgroup.threads), and the
+             cgroup.procs, cgroup.subtree_control, cgroup.threads; under
+             systemd, the proof and what it establishes: trusted.delegate,
+             which only CAP_SYS_ADMIN can set, or the manager's answer over
+             D-Bus prove a delegation; a user.* mark, which the cgroup's
+             owner can set, proves only that root or you set it), and the
              controllers at the root, above us and in our cgroup
   cgroup v1  each mounted v1 controller, our cgroup in it, whether it is
              writable

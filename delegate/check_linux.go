@@ -14,7 +14,9 @@ import (
 )
 
 // scopeXattr marks a scope that EnterScope created; its value is the
-// unit's name. cgroupfs keeps user.* attributes on directories (Linux 5.7+).
+// unit's name. cgroupfs keeps user.* attributes on directories (Linux
+// 5.7+), and the cgroup's owner may set them: the mark proves only that
+// root or the caller set it (proveUnit).
 const scopeXattr = "user.tether.scope"
 
 // booted is sd_booted(3): systemd creates /run/systemd/system at boot.
@@ -42,6 +44,11 @@ func check(ctx context.Context, mg *managers, dir string) (Proof, error) {
 	if !Booted() {
 		return ProofNoManager, nil
 	}
+	return prove(ctx, mg, dir)
+}
+
+// prove is check on a host booted with systemd.
+func prove(ctx context.Context, mg *managers, dir string) (Proof, error) {
 	p, err := proveUnit(ctx, mg, dir)
 	if err != nil || os.Geteuid() == 0 {
 		return p, err
@@ -58,32 +65,66 @@ func check(ctx context.Context, mg *managers, dir string) (Proof, error) {
 	return p, nil
 }
 
-// proveUnit proves that the unit holding dir was delegated by its manager.
+// proveUnit proves that the unit holding dir was delegated by its manager,
+// or that it carries a mark only root or the caller could have set (see
+// Proof): the marks first, in the order of the Proof constants, then the
+// manager's answer.
+//
+// The kernel lets only a process with CAP_SYS_ADMIN set or read a
+// trusted.* attribute, and anyone who may write a directory set a user.*
+// one on it (xattr(7); on cgroupfs, Linux 5.7+): the owner of a cgroup,
+// delegated or not, can give it user.delegate or user.tether.scope. A
+// user.* mark therefore counts only on a cgroup of root's or the
+// caller's: root running in a user's cgroup is not shown a delegation by
+// what that user wrote (before, it was, and made its leaves there).
 func proveUnit(ctx context.Context, mg *managers, dir string) (Proof, error) {
 	unit := unitDir(dir)
 	if unit == "" {
 		return "", fmt.Errorf("%w: %s is not inside a systemd scope or service (slices and the root belong to the manager)", ErrNotDelegated, dir)
 	}
-	if v, _ := getxattr(unit, scopeXattr); v == filepath.Base(unit) {
+	owner, markable := markableBy(unit)
+	scope, _ := getxattr(unit, scopeXattr)
+	if scope == filepath.Base(unit) && markable {
 		return ProofOwnScope, nil
 	}
-	for _, a := range []string{"trusted.delegate", "user.delegate"} {
-		if v, _ := getxattr(unit, a); v == "1" {
-			return ProofXattr, nil
-		}
+	if v, _ := getxattr(unit, "trusted.delegate"); v == "1" {
+		return ProofXattr, nil
+	}
+	user, _ := getxattr(unit, "user.delegate")
+	if user == "1" && markable {
+		return ProofUserXattr, nil
+	}
+	var ignored string
+	switch {
+	case user == "1":
+		ignored = fmt.Sprintf(" (its user.delegate is no proof: its owner, uid %d, can set it)", owner)
+	case scope == filepath.Base(unit):
+		ignored = fmt.Sprintf(" (its %s is no proof: its owner, uid %d, can set it)", scopeXattr, owner)
 	}
 	m, uid := managerOf(unit)
 	if m == ManagerUser && uid != os.Getuid() {
-		return "", fmt.Errorf("%w: %s belongs to the user manager of uid %d", ErrNotDelegated, unit, uid)
+		return "", fmt.Errorf("%w: %s belongs to the user manager of uid %d%s", ErrNotDelegated, unit, uid, ignored)
 	}
 	ok, err := mg.delegates(ctx, m, filepath.Base(unit))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s carries no delegation mark and its manager could not be asked: %w", ErrNotDelegated, unit, err)
+		return "", fmt.Errorf("%w: %s carries no delegation mark%s and its manager could not be asked: %w", ErrNotDelegated, unit, ignored, err)
 	}
 	if !ok {
-		return "", fmt.Errorf("%w: %s is managed by systemd's %s manager without Delegate=yes", ErrNotDelegated, filepath.Base(unit), m)
+		return "", fmt.Errorf("%w: %s is managed by systemd's %s manager without Delegate=yes%s", ErrNotDelegated, filepath.Base(unit), m, ignored)
 	}
 	return ProofUnitProperty, nil
+}
+
+// markableBy returns the owner of the cgroup dir and whether only root or
+// the caller could have set a user.* attribute on it: it is root's or the
+// caller's. A dir that cannot be examined is not.
+func markableBy(dir string) (owner int, ok bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return -1, false
+	}
+	owner = int(st.Uid)
+	return owner, owner == 0 || owner == os.Getuid()
 }
 
 // unitDir returns the nearest of dir and its ancestors that is the cgroup

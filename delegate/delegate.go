@@ -7,7 +7,12 @@
 // the user, delegated or not). Check proves delegation the way systemd
 // marks it: the system manager sets the trusted.delegate and user.delegate
 // extended attributes on what it delegates; the user manager sets none, so
-// for its units the Delegate property is asked over D-Bus. EnterScope gets a
+// for its units the Delegate property is asked over D-Bus. Only
+// trusted.delegate (settable only with CAP_SYS_ADMIN) and the manager's
+// answer prove a delegation; a user.* attribute can be set by the
+// cgroup's owner, so user.delegate, and the user.tether.scope mark
+// EnterScope leaves, count only on a cgroup of root's or the caller's and
+// prove only that one of them set it (Proof says which). EnterScope gets a
 // delegated cgroup the way systemd intends: a transient scope with
 // Delegate=yes (StartTransientUnit), as runc's systemd driver and tmux do.
 //
@@ -30,17 +35,33 @@ var (
 	ErrBusy = errors.New("delegate: cgroup holds other processes")
 )
 
-// Proof says how a cgroup was shown to be ours to write.
+// Proof says how a cgroup was shown to be ours to write. The proofs do
+// not all prove the same thing: only trusted.delegate and the manager's
+// answer show that a manager delegated the cgroup; a user.* mark shows
+// only that root or the caller set it (see ProofUserXattr).
 type Proof string
 
-// Proofs, strongest first.
+// Proofs, in the order Check tries them.
 const (
-	// ProofOwnScope: a scope this program asked systemd for (EnterScope),
-	// marked with the user.tether.scope extended attribute.
+	// ProofOwnScope: the unit's cgroup carries user.tether.scope naming
+	// the unit, the mark EnterScope sets on a scope it got from systemd
+	// with Delegate=yes. The cgroup's owner can set a user.* attribute
+	// too, so Check accepts it only on a cgroup of root's or the
+	// caller's, and it proves only that root or the caller marked it.
 	ProofOwnScope Proof = "own-scope"
-	// ProofXattr: systemd's own mark of delegation on the unit's cgroup
-	// (trusted.delegate or user.delegate = "1"; the system manager sets both).
+	// ProofXattr: trusted.delegate = "1" on the unit's cgroup. Only a
+	// process with CAP_SYS_ADMIN can set a trusted.* attribute (or read
+	// one, so only root finds this proof): the system manager's mark of
+	// what it delegates.
 	ProofXattr Proof = "systemd-xattr"
+	// ProofUserXattr: user.delegate = "1" on the unit's cgroup, with no
+	// trusted.delegate to be read (another user than root cannot read
+	// it). The system manager sets it beside trusted.delegate so that
+	// users can read it, but the cgroup's owner can set it too, delegated
+	// or not: Check accepts it only on a cgroup of root's or the
+	// caller's, and it proves only that root or the caller marked it
+	// (same-user ownership), not that a manager delegated the cgroup.
+	ProofUserXattr Proof = "user-xattr"
 	// ProofUnitProperty: the unit's Delegate property, asked over D-Bus (the
 	// user manager marks nothing on disk).
 	ProofUnitProperty Proof = "unit-property"
@@ -51,6 +72,27 @@ const (
 	// delegation is the caller's word.
 	ProofNamed Proof = "named"
 )
+
+// Establishes says what p establishes about a cgroup, and what it does
+// not, in a clause for a report such as tether doctor's.
+func (p Proof) Establishes() string {
+	const owners = "the cgroup's owner can set a user.* attribute too, so this proves only that root or you marked a cgroup of root's or yours, not that a manager delegated it"
+	switch p {
+	case ProofOwnScope:
+		return "its unit carries user.tether.scope naming it, tether's mark on a scope it got from systemd with Delegate=yes; " + owners
+	case ProofXattr:
+		return "its unit carries trusted.delegate=1, which only a process with CAP_SYS_ADMIN can set: the system manager's mark of a unit it delegated"
+	case ProofUserXattr:
+		return "its unit carries user.delegate=1 and no trusted.delegate this process can read (only CAP_SYS_ADMIN can set or read one); the system manager sets both on what it delegates, but " + owners
+	case ProofUnitProperty:
+		return "its unit's manager, asked over D-Bus, says the unit has Delegate=yes"
+	case ProofNoManager:
+		return "the host was not booted with systemd: write permission is the only rule"
+	case ProofNamed:
+		return "the caller named it: its delegation is the caller's word"
+	}
+	return "not proven"
+}
 
 // Manager names a systemd instance.
 type Manager string

@@ -172,7 +172,7 @@ func proveDelegation(d *Delegation, dir, source string) {
 		d.Detail = "no systemd on this host: write permission decides; " + d.Detail
 	default:
 		d.Delegated, d.Proof = true, string(p)
-		d.Detail = fmt.Sprintf("delegated by systemd (proven by %s)", p)
+		d.Detail = fmt.Sprintf("proven by %s: %s", p, p.Establishes())
 	}
 }
 

@@ -147,7 +147,8 @@ type LeafParent struct {
 type Delegation struct {
 	Delegated bool `json:"delegated"`
 	// Proof is how delegation was proven (delegate.Proof: own-scope,
-	// systemd-xattr, unit-property, no-manager, named), "" when it was not.
+	// systemd-xattr, user-xattr, unit-property, no-manager, named), ""
+	// when it was not; Detail says what that proof establishes.
 	Proof  string  `json:"proof"`
 	Detail string  `json:"detail"`
 	Owners []Owner `json:"owners"`
