@@ -20,7 +20,8 @@
 #   chmod 750, a symlink) or its process group (kill -HUP 0) defeats or
 #   causes its stop; a session started inside tether run --owner none
 #   outlives the run; another user's XDG_RUNTIME_DIR is refused (issue 22);
-# - tether doctor --json runs.
+# - tether doctor --json runs; a user.delegate mark the caller sets on its
+#   own unit is reported as proving no delegation (user-xattr).
 C=${1:?usage: e2e.sh CONTEXT}
 fails=0
 pass() { echo "PASS [$C] $*"; }
@@ -224,6 +225,25 @@ timeout 60 tether doctor --json >"$W/doctor.json" 2>"$W/doctor.err"; rc=$?
 EV="rc=$rc $(tr '\n' ' ' <"$W/doctor.err" | cut -c1-300)"
 check "tether doctor --json runs and prints JSON" sh -c "[ $rc = 0 ] && python3 -m json.tool '$W/doctor.json' >/dev/null"
 echo "  [$C] doctor: $(r "$W/doctor.json" '{k: r.get(k) for k in ("mechanism", "full_containment", "systemd", "advice")}')"
+DELEG='r["cgroup"]["v2"]["leaf_parent"]["delegation"]'
+echo "  [$C] doctor: delegation proof $(r "$W/doctor.json" "$DELEG.get('proof')"): $(r "$W/doctor.json" "$DELEG.get('detail')")"
+
+# A user.delegate mark the caller sets on its own unit's cgroup, as any
+# owner may (issue 22): doctor takes it as proof of no more than that
+# (user-xattr). The login shell's session scope is root's: nothing to set.
+UNIT=$CG
+while [ "$UNIT" != /sys/fs/cgroup ]; do case ${UNIT##*/} in *.scope | *.service) break ;; esac; UNIT=${UNIT%/*}; done
+xattr() { python3 -c 'import os,sys; f=getattr(os, sys.argv[1]); f(*sys.argv[2:3], *[a.encode() for a in sys.argv[3:]])' "$@"; }
+if [ "$UNIT" != /sys/fs/cgroup ] && [ -w "$UNIT" ] && xattr setxattr "$UNIT" user.delegate 1 2>"$W/x.err"; then
+  timeout 60 tether doctor --json >"$W/doctor-mark.json" 2>"$W/doctor.err"; rc=$?
+  xattr removexattr "$UNIT" user.delegate
+  EV="rc=$rc $(r "$W/doctor-mark.json" "($DELEG['proof'], $DELEG['detail'])")"
+  check "doctor with user.delegate set by its owner on ${UNIT##*/}: proof user-xattr, which proves no delegation" \
+    [ "$(r "$W/doctor-mark.json" "$DELEG['proof'] == 'user-xattr' and 'not that a manager delegated it' in $DELEG['detail']")" = True ]
+  EV=; cgcheck "doctor with a user.delegate mark"
+else
+  echo "  [$C] no user.delegate mark tried: ${UNIT#/sys/fs/cgroup} is not ours to mark ($(stat -c 'uid %u' "$UNIT") $(cat "$W/x.err" 2>/dev/null))"
+fi
 
 rm -rf "$W"
 exit $fails

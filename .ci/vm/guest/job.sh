@@ -30,7 +30,7 @@ setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U -r -p -f --mount-p
   sh -c 'cat /proc/sys/kernel/pid_max > /proc/sys/kernel/pid_max' 2>&1 | sed 's/^/guest: probe: /'
 echo "guest: pid_max per namespace: $([ "${PIPESTATUS[0]}" = 0 ] && echo yes || echo no)"
 
-e2e() { local c=$1; shift; echo "== e2e $c"; "$@" 2>&1 | tee "$R/e2e-$c.log"; }
+e2e() { local c=$1 t=$SECONDS; shift; echo "== e2e $c"; "$@" 2>&1 | tee "$R/e2e-$c.log"; echo "== e2e $c took $((SECONDS - t))s"; }
 e2e root bash $E root
 if [ "$S" = trixie ]; then
   systemctl start user@1000.service
