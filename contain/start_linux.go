@@ -17,6 +17,7 @@ import (
 	"github.com/tether-run/tether/delegate"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
@@ -76,6 +77,9 @@ func (c *Cmd) startSys() error {
 		return err
 	}
 	crash.Point("after-leaf")
+	if c.track != nil && c.StopSignal != 0 {
+		c.track.rec.StopSignal = stop.SignalName(c.StopSignal) // what reap and the watcher send
+	}
 	if err := c.applyLimits(); err != nil {
 		return err
 	}

@@ -54,17 +54,19 @@ func (c *Cmd) watchOwner() {
 		c.rec.Caveats = append(c.rec.Caveats, "the group is not watched ("+noWatchEnv+" is set): if this program dies, it runs on until tether reap")
 		return
 	}
-	dir := c.hooks.WatchRegistry
-	if c.Registry != nil {
-		dir = c.Registry.Dir
+	g := watch.Group{Receipt: c.hooks.WatchReceipt, GraceMS: min(c.graceNow(), watch.Grace).Milliseconds()}
+	switch {
+	case c.hooks.WatchRecord != "":
+		// A session's: its supervisor keeps the record.
+		g.Registry, g.Name, g.Reason = c.hooks.WatchRegistry, c.hooks.WatchRecord, "supervisor-died"
+	case c.track != nil:
+		g.Registry, g.Name = c.Registry.Dir, c.track.rec.Name
+	default:
+		g.Record = c.watchRecord()
 	}
-	sock := dir
+	sock := g.Registry
 	if sock == "" {
 		sock, _ = registry.DefaultDir(os.Getenv) // the user's watcher
-	}
-	g := watch.Group{Record: c.watchRecord(), Registry: dir, Receipt: c.hooks.WatchReceipt, GraceMS: min(c.graceNow(), watch.Grace).Milliseconds()}
-	if c.hooks.WatchRecord != "" {
-		g.Reason = "supervisor-died" // a session's owner is another matter (--owner)
 	}
 	id, err := watch.Add(sock, g)
 	if err != nil {
@@ -82,15 +84,10 @@ func (c *Cmd) unwatchOwner() {
 	}
 }
 
-// watchRecord describes the group to a watcher as its record does.
-func (c *Cmd) watchRecord() registry.Record {
-	r := registry.Record{Name: "run-" + randid.Hex(6), Kind: "run", RunID: c.RunID, Argv: c.rec.Argv, Cwd: c.rec.Cwd, Owner: "none", Until: string(ReasonMainExit)}
-	if c.track != nil {
-		r = c.track.rec
-	}
-	if c.hooks.WatchRecord != "" {
-		r.Name, r.Kind = c.hooks.WatchRecord, "session"
-	}
+// watchRecord describes, to a watcher, a group that has no record in a
+// registry, as its record would.
+func (c *Cmd) watchRecord() *registry.Record {
+	r := &registry.Record{Name: "run-" + randid.Hex(6), Kind: "run", RunID: c.RunID, Argv: c.rec.Argv, Cwd: c.rec.Cwd, Owner: "none", Until: string(ReasonMainExit)}
 	r.SetContainment(&c.rec)
 	r.StopSignal = stop.SignalName(c.StopSignal)
 	if c.sys.main != nil {

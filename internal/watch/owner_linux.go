@@ -48,7 +48,7 @@ func Add(dir string, g Group) (uint64, error) {
 		}
 		return id, nil // connect sent every pending group
 	}
-	if err := send(message{Op: "add", ID: id, Group: &g}); err != nil {
+	if err := send(message{V: version, Op: "add", ID: id, Group: &g}); err != nil {
 		// The watcher died: a new one gets every group still pending.
 		owner.conn.Close()
 		owner.conn = nil
@@ -73,7 +73,7 @@ func Done(id uint64) {
 	if owner.conn == nil {
 		return
 	}
-	send(message{Op: "done", ID: id})
+	send(message{V: version, Op: "done", ID: id})
 	if len(owner.pending) == 0 {
 		owner.conn.Close()
 		owner.conn = nil
@@ -82,13 +82,59 @@ func Done(id uint64) {
 
 // send writes one message on the connection. Called with owner.mu held.
 func send(m message) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
 	owner.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, err = owner.conn.Write(append(b, '\n'))
+	_, err := owner.conn.Write(encode(m))
 	return err
+}
+
+// encode writes m as the JSON line the watcher reads. A group with its
+// record in a registry, tether's own case, is written by hand: the first
+// use of encoding/json costs a short-lived process (tether run) a
+// noticeable part of its life (issue 13).
+func encode(m message) []byte {
+	g := m.Group
+	if g != nil && g.Record != nil {
+		b, _ := json.Marshal(m)
+		return append(b, '\n')
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(m.V), 10)
+	b = append(b, `,"op":`...)
+	b = appendString(b, m.Op)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendUint(b, m.ID, 10)
+	if g != nil {
+		b = append(b, `,"group":{"registry":`...)
+		b = appendString(b, g.Registry)
+		b = append(b, `,"name":`...)
+		b = appendString(b, g.Name)
+		b = append(b, `,"receipt":`...)
+		b = appendString(b, g.Receipt)
+		b = append(b, `,"reason":`...)
+		b = appendString(b, g.Reason)
+		b = append(b, `,"grace_ms":`...)
+		b = strconv.AppendInt(b, g.GraceMS, 10)
+		b = append(b, '}')
+	}
+	return append(b, "}\n"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c == 0x7f:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // connect connects to the state dir's watcher, or starts one, and sends
@@ -102,7 +148,7 @@ func connect() error {
 	}
 	owner.conn = c
 	for id, g := range owner.pending {
-		if err := send(message{Op: "add", ID: id, Group: g}); err != nil {
+		if err := send(message{V: version, Op: "add", ID: id, Group: g}); err != nil {
 			c.Close()
 			owner.conn = nil
 			return fmt.Errorf("watch: %w", err)
@@ -117,7 +163,7 @@ func connect() error {
 func follow(c *net.UnixConn) {
 	r := bufio.NewReader(c)
 	for {
-		if _, err := r.ReadBytes('\n'); err != nil {
+		if _, err := r.ReadByte(); err != nil {
 			break
 		}
 	}
@@ -129,6 +175,9 @@ func follow(c *net.UnixConn) {
 	c.Close()
 	owner.conn = nil
 	if len(owner.pending) > 0 {
+		// The watcher died, was exiting, or does not speak our version:
+		// one of our own (listening nowhere) takes every pending group.
+		owner.dir = ""
 		connect()
 	}
 }
@@ -162,22 +211,9 @@ func dial(dir string) (*net.UnixConn, error) {
 		c.Close()
 		return nil, err
 	}
-	// The hello proves it serves us (a watcher that was exiting closes
-	// without one) and speaks our version.
-	c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	line, err := bufio.NewReader(c).ReadBytes('\n')
-	c.SetReadDeadline(time.Time{})
-	var m message
-	if err == nil {
-		err = json.Unmarshal(line, &m)
-	}
-	if err == nil && (m.Op != "hello" || m.Version != version) {
-		err = fmt.Errorf("watcher speaks version %d, not %d", m.Version, version)
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
+	// No round trip: what is sent is queued for the watcher. One that
+	// was exiting, or speaks another version, closes the connection, and
+	// follow then starts a watcher of our own.
 	return c, nil
 }
 

@@ -109,8 +109,6 @@ func (w *watcher) serve(c *net.UnixConn) {
 	w.conns++
 	w.mu.Unlock()
 	w.poke()
-	b, _ := json.Marshal(message{Op: "hello", Version: version})
-	c.Write(append(b, '\n'))
 	go func() {
 		defer func() {
 			w.mu.Lock()
@@ -125,6 +123,12 @@ func (w *watcher) serve(c *net.UnixConn) {
 			var m message
 			if json.Unmarshal(sc.Bytes(), &m) != nil {
 				continue
+			}
+			if m.V != version {
+				// Another build's owner: it starts a watcher of its own
+				// when we close (its groups are not ours to misread).
+				pending = nil
+				break
 			}
 			switch m.Op {
 			case "add":
@@ -156,6 +160,19 @@ func stop(g *Group) {
 	if g.Registry != "" {
 		reg, _ = registry.Open(g.Registry)
 	}
+	rec := g.Record
+	if rec == nil {
+		// The record as its owner last wrote it; gone or ended, the
+		// owner finished its stop before it died.
+		if reg == nil {
+			return
+		}
+		cur, err := reg.Read(g.Name)
+		if err != nil || !cur.Live() {
+			return
+		}
+		rec = cur
+	}
 	grace := min(time.Duration(g.GraceMS)*time.Millisecond, Grace)
 	if grace <= 0 {
 		grace = time.Nanosecond // reap's 0 is its default grace
@@ -164,7 +181,7 @@ func stop(g *Group) {
 	if why == "" {
 		why = "owner-died"
 	}
-	a := reap.Stop(reg, &g.Record, reap.Options{Reason: why, Grace: grace})
+	a := reap.Stop(reg, rec, reap.Options{Reason: why, Grace: grace})
 	if g.Receipt != "" && a.Receipt != nil {
 		if b, err := a.Receipt.JSON(); err == nil {
 			atomicfile.WriteFileUmask(g.Receipt, b, 0o666)

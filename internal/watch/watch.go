@@ -44,12 +44,15 @@ const Grace = 500 * time.Millisecond
 
 // Group is what a watcher needs to stop a group whose owner died.
 type Group struct {
-	// Record describes the group as a registry record does: its leaf
-	// (Cgroup, CgroupID) or main process (Main), StopSignal, RunID, Argv.
-	Record registry.Record `json:"record"`
-	// Registry, if set, is the state dir that holds Record (by its name):
-	// the watcher ends it there, with the receipt.
+	// Registry, if set, is the state dir that holds the group's record,
+	// named Name: the watcher reads it when the owner dies (so it is the
+	// record as the owner last wrote it) and ends it there.
 	Registry string `json:"registry,omitempty"`
+	Name     string `json:"name,omitempty"`
+	// Record describes a group that has no record in a registry (a
+	// program using contain without one): its leaf (Cgroup, CgroupID) or
+	// main process (Main), StopSignal, RunID, Argv.
+	Record *registry.Record `json:"record,omitempty"`
 	// Receipt, if set, is a file the receipt is also written to (tether
 	// run --receipt FILE).
 	Receipt string `json:"receipt,omitempty"`
@@ -61,15 +64,15 @@ type Group struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// message is one line of the protocol: an owner adds a group, updates
-// it, or says it is done; a watcher says hello once.
+// message is one line of the protocol: an owner adds a group or says it
+// is done.
 type message struct {
-	Op    string `json:"op"` // "hello", "add", "done"
-	ID    uint64 `json:"id,omitempty"`
+	// V is the protocol's version: a watcher closes a connection that
+	// speaks another, and its owner starts a watcher of its own.
+	V     int    `json:"v"`
+	Op    string `json:"op"` // "add", "done"
+	ID    uint64 `json:"id"`
 	Group *Group `json:"group,omitempty"`
-	// Version is the protocol's: an owner whose watcher speaks another
-	// starts one of its own.
-	Version int `json:"version,omitempty"`
 }
 
 // version is the protocol version of this build.
