@@ -250,7 +250,9 @@ func spawn(dir string) (*net.UnixConn, error) {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"tether-watch"}
 	cmd.Env = []string{Env + "=" + dir}
-	for _, k := range []string{LingerEnv, "TETHER_LEAKCHECK"} {
+	// The test harness's: how long to linger, the leak check's mark, and
+	// where a race-built watcher reports a race.
+	for _, k := range []string{LingerEnv, "TETHER_LEAKCHECK", "GORACE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
