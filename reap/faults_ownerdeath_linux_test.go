@@ -129,10 +129,13 @@ func TestOwnerDeathSession(t *testing.T) {
 			if !r.StopConfirmed || r.Stop.Reason != "supervisor-died" {
 				t.Errorf("receipt: confirmed %t, reason %q; want confirmed, supervisor-died", r.StopConfirmed, r.Stop.Reason)
 			}
+			f.checkNoop()
+			// The name is free: it starts again (and is waited for, so
+			// that nothing of it is in flight when the test ends).
 			if again := f.tether(nil, "start", "--no-reap", "--owner", "none", "--name", "s", "--", "true"); again.code != 0 {
 				t.Errorf("tether start of the name again = %s: %s", again, again.stderr)
 			}
-			f.checkNoop()
+			f.tether(nil, "wait", "s")
 		})
 	}
 }
