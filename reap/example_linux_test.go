@@ -39,7 +39,10 @@ func ExampleRun() {
 	os.Chmod(state, 0o700)
 
 	crashed := exec.Command(os.Args[0])
-	crashed.Env = append(os.Environ(), crashEnv+"="+state)
+	// TETHER_NO_WATCH: as if the program's watcher had died with it.
+	// Otherwise the watcher stops the group within a second of the
+	// program's death, and reap finds only its receipt.
+	crashed.Env = append(os.Environ(), crashEnv+"="+state, "TETHER_NO_WATCH=1")
 	out, _ := crashed.StdoutPipe()
 	crashed.Start()
 	bufio.NewReader(out).ReadString('\n') // "up": the daemon runs
