@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/peercred"
 	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"
 )
@@ -91,18 +92,12 @@ func (c *unixConn) Close() error {
 
 // checkPeer admits the session's own user and root.
 func checkPeer(conn *net.UnixConn) error {
-	raw, err := conn.SyscallConn()
+	uid, err := peercred.UID(conn)
 	if err != nil {
 		return err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
-	if cerr != nil {
-		return cerr
-	}
-	if cred.Uid != 0 && int(cred.Uid) != os.Geteuid() {
-		return fmt.Errorf("session: uid %d may not exec in a session of uid %d", cred.Uid, os.Geteuid())
+	if uid != 0 && int(uid) != os.Geteuid() {
+		return fmt.Errorf("session: uid %d may not exec in a session of uid %d", uid, os.Geteuid())
 	}
 	return nil
 }

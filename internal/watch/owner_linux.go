@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/peercred"
 	"golang.org/x/sys/unix"
 )
 
@@ -219,18 +220,12 @@ func dial(dir string) (*net.UnixConn, error) {
 
 // checkPeer admits only a peer of our own uid.
 func checkPeer(c *net.UnixConn) error {
-	raw, err := c.SyscallConn()
+	uid, err := peercred.UID(c)
 	if err != nil {
 		return err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
-	if cerr != nil {
-		return cerr
-	}
-	if int(cred.Uid) != os.Geteuid() {
-		return fmt.Errorf("watch: peer uid %d is not %d", cred.Uid, os.Geteuid())
+	if int(uid) != os.Geteuid() {
+		return fmt.Errorf("watch: peer uid %d is not %d", uid, os.Geteuid())
 	}
 	return nil
 }
