@@ -10,22 +10,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// stateDir is a fresh state dir path, removed with RemoveAll (t.TempDir's
-// os.RemoveAll fails under Wine 8).
-func stateDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "tether-registry-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := RemoveAll(d); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	return filepath.Join(d, "state")
-}
-
 // TestWindowsRoundTrip: the registry does on Windows what it does on
 // Unix — private dirs, claims, records, the lock — with real files and
 // real security descriptors.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,7 +51,7 @@ func TestCheckSize(t *testing.T) {
 // Read refuses. One of exactly maxRecord bytes is written and read back;
 // one byte more is refused and nothing is left where it would have gone.
 func TestWriteRefusesRecordTooLarge(t *testing.T) {
-	r, err := Open(filepath.Join(t.TempDir(), "state"))
+	r, err := Open(stateDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
