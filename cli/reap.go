@@ -39,6 +39,9 @@ nothing. Exit status 1 if any action failed.`,
 			if err != nil {
 				return exit(ExitFailure, err)
 			}
+			if o.Grace == 0 {
+				o.Grace = reap.NoGrace // --grace 0: none, as for run and stop
+			}
 			rep := reap.Run(reg, o)
 			if asJSON {
 				if err := printJSON(e, rep); err != nil {
@@ -59,7 +62,7 @@ nothing. Exit status 1 if any action failed.`,
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan; change nothing")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
-	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM)")
+	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM); 0: none")
 	durationVar(fl, &o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
 	return cmd
 }

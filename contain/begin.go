@@ -79,11 +79,11 @@ func (c *Cmd) openRecord() error {
 // is spawned: the record is written with where the run will be, then the
 // hook runs.
 func (c *Cmd) prepared() error {
-	if err := c.track.prepared(&c.rec); err != nil {
+	if err := c.track.prepared(&c.rec, c.marker); err != nil {
 		return fmt.Errorf("%w: %w", ErrRecord, err)
 	}
 	if c.hooks.Prepared != nil {
-		return c.hooks.Prepared(&c.rec)
+		return c.hooks.Prepared(&c.rec, c.marker)
 	}
 	return nil
 }

@@ -244,6 +244,9 @@ type Cmd struct {
 	closeAfterStart []io.Closer
 	closeAfterWait  []io.Closer
 	track           *tracker
+	// marker is the fallback group's marker (markerEnv), "" for a group
+	// the kernel holds.
+	marker string
 
 	mu       sync.Mutex // guards started, stopping, Grace after Start, rec and ctxErr
 	started  bool

@@ -45,3 +45,18 @@ func spawnErrorCode(pe *os.PathError) (int, bool) {
 	}
 	return 0, false
 }
+
+// awaitMain waits until the main process's exit has been collected by
+// its launch goroutine, or until deadline.
+func (c *Cmd) awaitMain(deadline time.Time) bool {
+	if c.sys.exit != nil {
+		return true
+	}
+	select {
+	case ex := <-c.sys.exitCh:
+		c.sys.exit = &ex
+		return true
+	case <-time.After(time.Until(deadline)):
+		return false
+	}
+}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/stop"
-	"github.com/tether-run/tether/receipt"
 )
 
 // The pgroup mechanism's stop protocol, free of the system it runs on:
@@ -64,25 +63,31 @@ func (g *pgroupState) walk() ([]identity.Token, error) {
 	return out, nil
 }
 
-// pgroupProtocol is one run of the stop protocol on a process group: the
-// stop signal (and SIGCONT) to every member, the grace with walks that
-// signal newcomers, SIGKILL to every member until a walk finds none, then
-// every member ever seen checked gone by its token.
+// pgroupProtocol is the process group as the stop driver (stop.Drive)
+// sees it: the stop signal (and SIGCONT) to every member, grace walks
+// that signal newcomers, SIGKILL to every member until a walk finds
+// none, then every member ever seen checked gone by its token.
 type pgroupProtocol struct {
-	stepLog
-	g   *pgroupState
-	sig syscall.Signal // the stop signal; 0 means SIGTERM
+	stop.Log
+	g *pgroupState
 	// straggler, if set, is called for each member found first by the
 	// stop's first walk.
 	straggler func(identity.Token)
-	ev        receipt.Evidence
+	// awaitMain waits, until the deadline, for the main process's exit
+	// to be collected, and reports whether it was.
+	awaitMain func(deadline time.Time) bool
+	sig       syscall.Signal
 	termed    map[identity.Token]bool
 }
 
-// run runs the protocol to its bounded end; confirm is left to the
-// caller, once the main process is reaped.
-func (p *pgroupProtocol) run() {
+// run runs the protocol to its bounded end.
+func (p *pgroupProtocol) run(pol stop.Policy) {
 	p.termed = map[identity.Token]bool{}
+	stop.Drive(p, pol, &p.Log)
+}
+
+func (p *pgroupProtocol) Term(_ *stop.Log, sig syscall.Signal) (empty, wait bool) {
+	p.sig = sig
 	members, err := p.g.walk()
 	for _, t := range members {
 		if p.straggler != nil {
@@ -90,18 +95,8 @@ func (p *pgroupProtocol) run() {
 		}
 		p.term(t)
 	}
-	p.step("term", fmt.Sprintf("%d members found in the process table; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(p.sig), p.ev.Signalled), len(members), err)
-	empty := len(members) == 0 && err == nil
-	if !empty {
-		empty = p.graceWait()
-	}
-	if !empty {
-		p.ev.KillUsed = true
-		empty = p.kill()
-	}
-	if empty {
-		p.ev.Empty, p.ev.EmptyBy, p.ev.EmptyAt = true, "process-table walk", time.Now().UTC()
-	}
+	p.Step("term", fmt.Sprintf("%d members found in the process table; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(sig), p.Evidence.Signalled), len(members), err)
+	return len(members) == 0 && err == nil, true
 }
 
 // term sends the stop signal, then SIGCONT, to the member t names, once,
@@ -117,100 +112,76 @@ func (p *pgroupProtocol) term(t identity.Token) {
 	}
 	defer h.Close()
 	if stop.Term(h, p.sig) {
-		p.ev.Signalled++
+		p.Evidence.Signalled++
 	}
 }
 
-// graceWait walks until no member is left or the grace is over,
-// signalling members that appear meanwhile.
-func (p *pgroupProtocol) graceWait() bool {
-	g := p.c.graceNow()
-	if g == 0 {
-		p.step("grace", "no grace period", 0, nil)
-		return false
+// Wait walks, signalling members that appeared since the last walk, and
+// sleeps out d when members are left.
+func (p *pgroupProtocol) Wait(d time.Duration) (bool, string, error) {
+	members, err := p.g.walk()
+	if err == nil && len(members) == 0 {
+		return true, "walk found no member: every member exited after " + stop.SignalName(p.sig), nil
 	}
-	began := time.Now()
-	for {
-		if p.c.skippedNow() {
-			p.step("grace", "cut short by a second stop request", 0, nil)
-			return false
-		}
-		members, err := p.g.walk()
-		if err == nil && len(members) == 0 {
-			p.step("grace", "walk found no member: every member exited after "+stop.SignalName(p.sig), 0, nil)
-			return true
-		}
-		for _, t := range members {
-			p.term(t)
-		}
-		g = p.c.graceNow()
-		left := time.Until(began.Add(g))
-		if left <= 0 {
-			p.step("grace", fmt.Sprintf("%d members left after %s", len(members), g), len(members), err)
-			return false
-		}
-		time.Sleep(min(left, 20*time.Millisecond))
+	for _, t := range members {
+		p.term(t)
 	}
+	time.Sleep(d)
+	return false, fmt.Sprintf("%d members left", len(members)), nil
 }
 
-// kill SIGKILLs every member, walking again until a walk finds none or
+// Kill SIGKILLs every member, walking again until a walk finds none or
 // the kill wait ends.
-func (p *pgroupProtocol) kill() bool {
-	began := time.Now()
-	killWait := p.c.killWaitNow()
-	deadline := began.Add(killWait)
-	killed, rounds := 0, 0
-	for {
-		members, err := p.g.walk()
-		if err == nil && len(members) == 0 {
-			p.step("kill-wait", fmt.Sprintf("walk found no member after %d rounds (%d SIGKILLs)", rounds, killed), 0, nil)
-			return true
-		}
-		if time.Now().After(deadline) {
-			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), killWait), len(members), err)
-			return false
-		}
-		for _, t := range members {
-			if h, err := identity.Open(t); err == nil {
-				if h.Signal(syscall.SIGKILL) == nil {
-					killed++
+func (p *pgroupProtocol) Kill(_ *stop.Log, killWait time.Duration) bool {
+	var members []identity.Token
+	return stop.Rounds{
+		Look: func() (n int, err error) {
+			members, err = p.g.walk()
+			return len(members), err
+		},
+		Kill: func() (killed int) {
+			for _, t := range members {
+				if h, err := identity.Open(t); err == nil {
+					if h.Signal(syscall.SIGKILL) == nil {
+						killed++
+					}
+					h.Close()
 				}
-				h.Close()
 			}
-		}
-		if rounds == 0 {
-			p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), err)
-		}
-		rounds++
-		time.Sleep(5 * time.Millisecond)
-	}
+			return killed
+		},
+		Settle: func(time.Time) { time.Sleep(5 * time.Millisecond) },
+	}.Run(&p.Log, killWait)
 }
 
-// confirm checks every member ever seen gone by its token; mainReaped
-// says whether the main process's exit was collected.
-func (p *pgroupProtocol) confirm(mainReaped bool) {
+func (p *pgroupProtocol) EmptyBy() string { return "process-table walk" }
+
+// Confirm waits for the main process's exit to be collected, then
+// checks every member ever seen gone by its token.
+func (p *pgroupProtocol) Confirm(_ *stop.Log, deadline time.Time) {
+	mainReaped := p.awaitMain(deadline)
 	p.g.mu.Lock()
 	known := make([]identity.Token, 0, len(p.g.known))
 	for _, t := range p.g.known {
 		known = append(known, t)
 	}
-	p.ev.MembersSeen = p.g.seen
+	p.Evidence.MembersSeen = p.g.seen
 	p.g.mu.Unlock()
 	var errs []error
 	for _, t := range known {
 		switch err := identity.Check(t.String()); {
 		case errors.Is(err, identity.ErrGone), errors.Is(err, identity.ErrMismatch):
-			p.ev.ConfirmedGone++
+			p.Evidence.ConfirmedGone++
 		default:
-			p.ev.Unconfirmed = append(p.ev.Unconfirmed, t.String())
+			p.Evidence.Unconfirmed = append(p.Evidence.Unconfirmed, t.String())
 			if err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	obs := fmt.Sprintf("main reaped: %t; %d members ever seen, %d confirmed gone by their tokens", mainReaped, p.ev.MembersSeen, p.ev.ConfirmedGone)
-	if n := len(p.ev.Unconfirmed); n > 0 {
+	obs := fmt.Sprintf("main reaped: %t; %d members ever seen, %d confirmed gone by their tokens", mainReaped, p.Evidence.MembersSeen, p.Evidence.ConfirmedGone)
+	if n := len(p.Evidence.Unconfirmed); n > 0 {
 		obs += fmt.Sprintf(", %d not", n)
 	}
-	p.step("reap", obs, len(p.ev.Unconfirmed), errors.Join(errs...))
+	p.Step("reap", obs, len(p.Evidence.Unconfirmed), errors.Join(errs...))
 }

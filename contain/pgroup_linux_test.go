@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/stop"
 )
 
 // The pgroup mechanism is macOS's, and its stop protocol is tested here
@@ -94,9 +95,22 @@ func killMarked(dir string) {
 	}
 }
 
-// protocolFor is the pgroup protocol for g, with grace (-1: none).
-func protocolFor(g *pgroupState, grace time.Duration) *pgroupProtocol {
-	return &pgroupProtocol{stepLog: stepLog{c: &Cmd{Grace: grace, KillWait: 5 * time.Second}, t0: time.Now()}, g: g}
+// protocolFor is the pgroup protocol for g, whose main process's exit
+// is collected by reaped closing (nil: collected already).
+func protocolFor(g *pgroupState, reaped <-chan struct{}) *pgroupProtocol {
+	return &pgroupProtocol{g: g, awaitMain: func(deadline time.Time) bool {
+		select {
+		case <-reaped:
+			return true
+		case <-time.After(time.Until(deadline)):
+			return false
+		}
+	}}
+}
+
+// policyOf is a stop policy with grace (stop.NoGrace: none).
+func policyOf(grace time.Duration) stop.Policy {
+	return stop.Policy{Grace: grace, KillWait: 5 * time.Second}
 }
 
 // treeScript is a TERM-ignoring main with a child, a setsid'd child and a
@@ -120,17 +134,12 @@ func TestPgroupStopsTree(t *testing.T) {
 		t.Fatalf("%d marked sleepers alive, want 3", n)
 	}
 	g := newPgroupState(procTable{}, tok, os.Getpid())
-	p := protocolFor(g, 200*time.Millisecond)
-	p.run()
 	reaped := make(chan struct{})
 	go func() { c.Process.Wait(); close(reaped) }()
-	select {
-	case <-reaped:
-	case <-time.After(5 * time.Second):
-	}
-	p.confirm(true)
-	if !p.ev.Empty || !p.ev.KillUsed || len(p.ev.Unconfirmed) != 0 || p.ev.MembersSeen < 4 || p.ev.ConfirmedGone != p.ev.MembersSeen {
-		t.Errorf("evidence %+v; want empty after the kill, >= 4 members seen, all confirmed gone; steps %+v", p.ev, p.steps)
+	p := protocolFor(g, reaped)
+	p.run(policyOf(200 * time.Millisecond))
+	if ev := p.Evidence; !ev.Empty || !ev.KillUsed || len(ev.Unconfirmed) != 0 || ev.MembersSeen < 4 || ev.ConfirmedGone != ev.MembersSeen {
+		t.Errorf("evidence %+v; want empty after the kill, >= 4 members seen, all confirmed gone; steps %+v", ev, p.Steps)
 	}
 	if left := sleepersIn(dir); len(left) != 0 {
 		t.Errorf("sleepers %v survived the stop", left)
@@ -166,18 +175,18 @@ sleep 1000`
 			t.Fatalf("alive %v; want the seen sleeper orphaned and the escapee", sleepersIn(dir))
 		}
 	}
-	p := protocolFor(g, -1)
-	p.run()
-	go c.Process.Wait()
-	p.confirm(true)
+	reaped := make(chan struct{})
+	go func() { c.Process.Wait(); close(reaped) }()
+	p := protocolFor(g, reaped)
+	p.run(policyOf(stop.NoGrace))
 	left := sleepersIn(dir)
 	b, _ := os.ReadFile(filepath.Join(dir, "pid.escaped"))
 	escaped, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if len(left) != 1 || left[0] != escaped {
 		t.Errorf("left alive %v; want only the escapee %d (the seen orphan stopped)", left, escaped)
 	}
-	if len(p.ev.Unconfirmed) != 0 || !p.ev.Empty {
-		t.Errorf("evidence %+v; the escapee is not a member, so the group is empty", p.ev)
+	if len(p.Evidence.Unconfirmed) != 0 || !p.Evidence.Empty {
+		t.Errorf("evidence %+v; the escapee is not a member, so the group is empty", p.Evidence)
 	}
 }
 

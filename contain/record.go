@@ -64,18 +64,20 @@ func (t *tracker) write() error {
 	return nil
 }
 
-// prepared writes the record, with the containment, before the command is
-// spawned.
-func (t *tracker) prepared(r *receipt.Receipt) error {
+// prepared writes the record, with the containment and the fallback's
+// group marker, before the command is spawned.
+func (t *tracker) prepared(r *receipt.Receipt, marker string) error {
 	if t == nil {
 		return nil
 	}
 	t.rec.SetContainment(r)
+	t.rec.Marker = marker
 	return t.write()
 }
 
 // started records the main process where no leaf holds the run (the
-// fallback, Windows): reap can then stop the main process by its token.
+// fallback, Windows): reap can then stop the main process by its token,
+// and its descendants by the group marker recorded by prepared.
 // With a leaf, the leaf is what reap acts on, and nothing is written.
 func (t *tracker) started(r *receipt.Receipt) {
 	if t == nil || t.rec.Cgroup != "" || r.Main == nil {

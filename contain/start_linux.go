@@ -40,7 +40,6 @@ type sysState struct {
 	stdinW     *os.File
 	proc       *os.Process // the main process, once spawned
 	childEnds  []*os.File
-	marker     string
 	subreaper  bool   // this run holds the subreaper scope (guarded by scope.mu)
 	watchID    uint64 // the group's id with the owner-death watcher, 0 if none
 	// releaseStartFD lets the leaf's fd be closed again once the main
@@ -159,12 +158,12 @@ func (c *Cmd) useFallback(why string) {
 	if c.Mechanism != receipt.MechanismFallback {
 		c.rec.FallbackReason = why
 	}
-	c.sys.marker = randid.Hex(8)
+	c.marker = randid.Hex(8)
 }
 
 var fallbackCaveats = []string{
 	"descendants are found by walking the process tree, not held by the kernel: a process that escapes between walks is found only if it is reparented to tether",
-	"if tether itself is SIGKILLed, only the main process is killed (parent death signal); its descendants are reparented to init and survive",
+	"if tether itself is SIGKILLed, its watcher (or tether reap) stops the main process by its token and its descendants by the group marker in their environment: a descendant that cleared its environment survives",
 	"no cgroup.kill: a fork storm is stopped by repeated walks and SIGKILLs, bounded by the kill wait",
 }
 
@@ -191,8 +190,8 @@ func (c *Cmd) env() []string {
 		}
 	}
 	env = append(env, RunIDEnv+"="+c.RunID)
-	if c.sys.marker != "" {
-		env = append(env, markerEnv+"="+c.sys.marker)
+	if c.marker != "" {
+		env = append(env, markerEnv+"="+c.marker)
 	}
 	return env
 }

@@ -3,42 +3,30 @@ package contain
 import (
 	"time"
 
-	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/internal/stop"
 )
 
-// stepLog records a stop protocol's steps as the receipt lists them, and
-// hands each to Progress.
-type stepLog struct {
-	c     *Cmd
-	t0    time.Time
-	steps []receipt.Step
+// policy is the stop policy in force: the stop signal, the grace as
+// SetGrace leaves it, the cut of a second stop request, the kill wait.
+func (c *Cmd) policy() stop.Policy {
+	return stop.Policy{Signal: c.StopSignal, GraceNow: c.graceNow, Skip: c.skipCh, KillWait: c.killWaitNow()}
 }
 
-// step records a step that ends now.
-func (l *stepLog) step(name, observed string, members int, err error) {
-	l.stepFrom(time.Now(), name, observed, members, err)
+// stopLog is a fresh log for a stop beginning now, whose steps go to
+// Progress as they are recorded.
+func (c *Cmd) stopLog() stop.Log {
+	return stop.Log{T0: time.Now(), Progress: c.Progress}
 }
 
-// stepFrom records a step whose At is when it began.
-func (l *stepLog) stepFrom(at time.Time, name, observed string, members int, err error) {
-	s := receipt.Step{Name: name, At: at.UTC(), ElapsedMS: at.Sub(l.t0).Milliseconds(), Observed: observed, Members: members}
-	if err != nil {
-		s.Error = err.Error()
-	}
-	l.steps = append(l.steps, s)
-	if l.c.Progress != nil {
-		l.c.Progress(s)
-	}
-}
-
-// graceNow is the grace period in force now (SetGrace may change it).
+// graceNow is the grace period in force now (SetGrace may change it);
+// stop.NoGrace when Grace is negative.
 func (c *Cmd) graceNow() time.Duration {
 	c.mu.Lock()
 	g := c.Grace
 	c.mu.Unlock()
 	switch {
 	case g < 0:
-		return 0
+		return stop.NoGrace
 	case g == 0:
 		return DefaultGrace
 	}
@@ -51,14 +39,4 @@ func (c *Cmd) killWaitNow() time.Duration {
 		return c.KillWait
 	}
 	return DefaultKillWait
-}
-
-// skippedNow reports whether a second stop request cut the grace short.
-func (c *Cmd) skippedNow() bool {
-	select {
-	case <-c.skipCh:
-		return true
-	default:
-		return false
-	}
 }

@@ -14,12 +14,11 @@ import (
 func (p *protocol) runCgroup() {
 	leaf := p.c.leaf
 	s := &stop.Run{
-		Leaf: leaf, GraceNow: p.c.graceNow, KillWait: p.c.killWaitNow(), Skip: p.c.skipCh, T0: p.t0, Signal: p.c.StopSignal,
-		Member:   func(h *identity.Handle) { p.straggler(h.Token) },
-		Progress: p.c.Progress,
+		Leaf: leaf, Policy: p.c.policy(), Log: p.Log,
+		Member: func(h *identity.Handle) { p.straggler(h.Token) },
 	}
 	s.Reap = func(deadline time.Time) (string, error) {
-		mainOK := p.awaitMain(deadline)
+		mainOK := p.c.awaitMain(deadline)
 		reaped, running, err := p.reapOrphans(deadline, func(h *identity.Handle) bool {
 			if id, err := h.CgroupID(); err == nil && id == leaf.ID {
 				return true // the kernel's answer, of a zombie too: no token needed
@@ -50,12 +49,10 @@ func (p *protocol) runCgroup() {
 		}
 	}
 	s.Do()
-	p.steps = append(p.steps, s.Steps...)
-	p.ev = s.Evidence
-	p.caveats = append(p.caveats, s.Caveats...)
+	p.Log = s.Log
 	if s.Evidence.LeafRemoved {
 		if rerr := p.c.sys.budget.Restore(); rerr != nil {
-			p.step("restore", "disable the controllers enabled for the leaf in its parent", 0, rerr)
+			p.Step("restore", "disable the controllers enabled for the leaf in its parent", 0, rerr)
 		}
 	}
 }

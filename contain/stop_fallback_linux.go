@@ -1,7 +1,6 @@
 package contain
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,118 +12,92 @@ import (
 	"github.com/tether-run/tether/internal/stop"
 )
 
-// runFallback is the stop protocol without a cgroup: members are found by
-// walking the process tree from the main process and from the orphans
-// reparented to us, each proven through a pidfd, and every signal goes
-// through one.
+// runFallback is the stop protocol (stop.Drive) without a cgroup:
+// members are found by walking the process tree from the main process
+// and from the orphans reparented to us, each proven through a pidfd,
+// and every signal goes through one.
 func (p *protocol) runFallback() {
-	members := p.walk()
-	for _, h := range members {
-		p.term(h)
-	}
-	p.step("term", fmt.Sprintf("%d members found by walking the process tree; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(p.c.StopSignal), p.ev.Signalled), len(members), nil)
-
-	empty := len(members) == 0
-	if !empty {
-		empty = p.fallbackGrace()
-	}
-	if !empty {
-		p.ev.KillUsed = true
-		empty = p.fallbackKill()
-	}
-	if empty {
-		p.ev.Empty, p.ev.EmptyBy, p.ev.EmptyAt = true, "process-tree walk", time.Now().UTC()
-	}
-	deadline := time.Now().Add(p.c.killWaitNow())
-	mainOK := p.awaitMain(deadline)
-	reaped, running, rerr := p.reapOrphans(deadline, p.fallbackOrphan)
-	p.ev.Reaped = reaped
-	for _, t := range running {
-		p.ev.AddUnconfirmed(t)
-	}
-	p.confirm()
-	p.step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, p.ev.ConfirmedGone, len(p.ev.Unconfirmed)), 0, rerr)
-	if empty {
+	if stop.Drive(fallbackGroup{p}, p.c.policy(), &p.Log) {
 		if obs, ok, err := p.finishLimits(); ok {
-			p.step("limits", obs, 0, err)
+			p.Step("limits", obs, 0, err)
 		}
 	}
 }
 
-func (p *protocol) fallbackGrace() bool {
-	g := p.c.graceNow()
-	if g == 0 {
-		p.step("grace", "no grace period", 0, nil)
-		return false
+// fallbackGroup is the fallback's process tree as stop.Drive sees it.
+type fallbackGroup struct{ *protocol }
+
+func (g fallbackGroup) Term(_ *stop.Log, sig syscall.Signal) (empty, wait bool) {
+	members := g.walk()
+	for _, h := range members {
+		g.term(h)
 	}
-	began := time.Now()
-	for {
-		if p.c.skippedNow() {
-			p.step("grace", "cut short by a second stop request", 0, nil)
-			return false
-		}
-		members := p.walk()
-		if len(members) == 0 {
-			p.step("grace", "walk found no member: every member exited after "+stop.SignalName(p.c.StopSignal), 0, nil)
-			return true
-		}
-		for _, h := range members {
-			p.term(h) // those forked since the last walk
-		}
-		left, ng, changed := p.graceLeft(began, g)
-		if left <= 0 {
-			p.step("grace", graceOver(ng, changed, fmt.Sprintf("%d members left", len(members))), len(members), nil)
-			return false
-		}
-		time.Sleep(min(left, 20*time.Millisecond))
-	}
+	g.Step("term", fmt.Sprintf("%d members found by walking the process tree; %s (and SIGCONT) sent to %d", len(members), stop.SignalName(sig), g.Evidence.Signalled), len(members), nil)
+	return len(members) == 0, true
 }
 
-// fallbackKill SIGKILLs every member, walking again until a walk finds none
-// or the kill wait ends: without cgroup.kill, children forked during the
+// Wait walks, signalling members forked since the last walk, and sleeps
+// out d when members are left.
+func (g fallbackGroup) Wait(d time.Duration) (bool, string, error) {
+	members := g.walk()
+	if len(members) == 0 {
+		return true, "walk found no member: every member exited after " + stop.SignalName(g.c.StopSignal), nil
+	}
+	for _, h := range members {
+		g.term(h) // those forked since the last walk
+	}
+	time.Sleep(d)
+	return false, fmt.Sprintf("%d members left", len(members)), nil
+}
+
+func (g fallbackGroup) EmptyBy() string { return "process-tree walk" }
+
+// Confirm collects the main process and the orphans of the group, and
+// counts the members whose pidfds reported exit.
+func (g fallbackGroup) Confirm(_ *stop.Log, deadline time.Time) {
+	mainOK := g.c.awaitMain(deadline)
+	reaped, running, rerr := g.reapOrphans(deadline, g.fallbackOrphan)
+	g.Evidence.Reaped = reaped
+	for _, t := range running {
+		g.Evidence.AddUnconfirmed(t)
+	}
+	g.confirm()
+	g.Step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, g.Evidence.ConfirmedGone, len(g.Evidence.Unconfirmed)), 0, rerr)
+}
+
+// Kill SIGKILLs every member, walking again until a walk finds none or
+// the kill wait ends: without cgroup.kill, children forked during the
 // kill are only found by the next walk.
 //
 // The first round kills the members already proven, without a walk: a
 // walk reads every process on the machine (~10 ms beside 1,000 members
 // here), and the deaths of those it would only find again need not wait
 // for it. Later walks find what was forked since.
-func (p *protocol) fallbackKill() bool {
-	began := time.Now()
-	deadline := began.Add(p.c.killWaitNow())
-	killed, rounds := 0, 0
-	members := p.liveHeld()
-	for {
-		if len(members) == 0 {
-			if members = p.walk(); len(members) == 0 {
-				p.step("kill-wait", fmt.Sprintf("walk found no member after %d rounds (%d SIGKILLs)", rounds, killed), 0, nil)
-				return true
+func (g fallbackGroup) Kill(_ *stop.Log, killWait time.Duration) bool {
+	var members []*identity.Handle
+	first := true
+	return stop.Rounds{
+		Look: func() (int, error) {
+			if members = nil; first {
+				first, members = false, g.liveHeld()
 			}
-		}
-		if time.Now().After(deadline) {
-			p.step("kill-wait", fmt.Sprintf("%d members left after %s", len(members), p.c.killWaitNow()), len(members), nil)
-			return false
-		}
-		var sent []*identity.Handle
-		for _, h := range members {
-			if h.Signal(syscall.SIGKILL) == nil {
-				killed++
-				sent = append(sent, h)
+			if len(members) == 0 {
+				members = g.walk()
 			}
-		}
-		if rounds == 0 {
-			p.stepFrom(began, "kill", fmt.Sprintf("SIGKILL sent to %d members", killed), len(members), nil)
-		}
-		rounds++
-		// Wait on the pidfds already held rather than walking /proc again
-		// at once: a walk reads every process on the machine, so its cost
-		// follows the machine, not the group. The next walk only has to
-		// catch children forked during the kill.
-		for _, h := range sent {
-			h.WaitExit(time.Until(deadline))
-		}
-		p.reapOrphans(time.Now(), p.fallbackOrphan) // the rest: the reap step's
-		members = nil
-	}
+			return len(members), nil
+		},
+		Kill: func() int { return stop.KillAll(members) },
+		// Wait on the pidfds already held rather than walking /proc
+		// again at once: a walk reads every process on the machine, so
+		// its cost follows the machine, not the group. The next walk only
+		// has to catch children forked during the kill.
+		Settle: func(deadline time.Time) {
+			for _, h := range members {
+				h.WaitExit(time.Until(deadline))
+			}
+			g.reapOrphans(time.Now(), g.fallbackOrphan) // the rest: the reap step's
+		},
+	}.Run(&g.Log, killWait)
 }
 
 // liveHeld returns the members proven before that have not exited, in
@@ -325,7 +298,7 @@ func (p *protocol) claims(st identity.Stat) bool {
 		return true
 	}
 	env, err := procfs.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
-	return err == nil && bytes.Contains(env, []byte("\x00"+markerEnv+"="+p.c.sys.marker+"\x00"))
+	return err == nil && procfs.EnvHas(env, markerEnv+"="+p.c.marker)
 }
 
 // fallbackOrphan decides which orphan child to reap in the fallback.
@@ -359,18 +332,9 @@ var readAllStats = readAllStatsProc
 
 // readAllStatsProc reads /proc/PID/stat for every process.
 func readAllStatsProc() []identity.Stat {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	out := make([]identity.Stat, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
+	pids := procfs.PIDs()
+	out := make([]identity.Stat, 0, len(pids))
+	for _, pid := range pids {
 		if st, err := identity.ReadStat(pid); err == nil {
 			out = append(out, st)
 		}

@@ -53,7 +53,7 @@ func (c *Cmd) watch() {
 func (c *Cmd) supervise() {
 	defer close(c.done)
 	reason := c.awaitEnd()
-	p := &pgroupProtocol{stepLog: stepLog{c: c, t0: time.Now()}, g: c.sys.group, sig: c.StopSignal}
+	p := &pgroupProtocol{Log: c.stopLog(), g: c.sys.group, awaitMain: c.awaitMain}
 	var strag []receipt.Process
 	nstrag := 0
 	if reason == ReasonMainExit {
@@ -67,15 +67,7 @@ func (c *Cmd) supervise() {
 			}
 		}
 	}
-	p.run()
-	if c.sys.exit == nil {
-		select {
-		case ex := <-c.sys.exitCh:
-			c.sys.exit = &ex
-		case <-time.After(c.killWaitNow()):
-		}
-	}
-	p.confirm(c.sys.exit != nil)
+	p.run(c.policy())
 	c.awaitCopies()
 	c.finish(p, reason, strag, nstrag)
 	c.track.finish(&c.rec, c.waitErr)
@@ -95,12 +87,12 @@ func (c *Cmd) finish(p *pgroupProtocol, reason Reason, strag []receipt.Process, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
-	r.Stop = receipt.Stop{Reason: string(reason), Signal: stop.SignalName(c.StopSignal), Steps: p.steps}
+	r.Stop = receipt.Stop{Reason: string(reason), Signal: stop.SignalName(c.StopSignal), Steps: p.Steps}
 	r.Stragglers, r.StragglersTotal = strag, nstrag
 	r.TimedOut = reason == ReasonTimeout
-	p.ev.MainReaped = c.sys.exit != nil && c.sys.exit.err == nil
-	r.Evidence = p.ev
-	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0
+	p.Evidence.MainReaped = c.sys.exit != nil && c.sys.exit.err == nil
+	r.Evidence = p.Evidence
+	r.StopConfirmed = p.Evidence.Empty && p.Evidence.MainReaped && len(p.Evidence.Unconfirmed) == 0
 	if c.sys.stdinW != nil {
 		c.sys.stdinW.Close()
 	}

@@ -1,7 +1,6 @@
 package contain
 
 import (
-	"fmt"
 	"syscall"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 func (c *Cmd) supervise() {
 	defer close(c.done)
 	reason := c.awaitEnd()
-	p := &protocol{stepLog: stepLog{c: c, t0: time.Now()}, reason: reason, handles: map[identity.Token]*identity.Handle{}}
+	p := &protocol{Log: c.stopLog(), c: c, reason: reason, handles: map[identity.Token]*identity.Handle{}}
 	p.run()
 	c.awaitCopies()
 	c.finish(p)
@@ -33,16 +32,18 @@ func (c *Cmd) groupEmpty() bool {
 		empty, err := c.leaf.WaitEmpty(0)
 		return err == nil && empty
 	}
-	p := &protocol{stepLog: stepLog{c: c}, handles: map[identity.Token]*identity.Handle{}}
+	p := &protocol{c: c, handles: map[identity.Token]*identity.Handle{}}
 	defer p.closeHandles()
 	return len(p.walk()) == 0
 }
 
-// protocol is one run of the stop protocol.
+// protocol is one run of the stop protocol (stop.Drive) on the run's
+// group: its leaf (stop.Run), or the fallback's process tree
+// (fallbackGroup).
 type protocol struct {
-	stepLog
+	stop.Log
+	c       *Cmd
 	reason  Reason
-	ev      receipt.Evidence
 	handles map[identity.Token]*identity.Handle // members identified, by Token.Key
 	// admitted holds the same members in the order the walks proved
 	// them: a parent before its children (fallbackKill).
@@ -56,25 +57,8 @@ type protocol struct {
 	lost    bool // the fallback's latest scan dropped a candidate (walk)
 	// What the protocol learned for the receipt, applied by finish under
 	// the Cmd's lock: Receipt may be called from any goroutine meanwhile.
-	cpu     *receipt.CPU
-	limits  *receipt.Limits
-	caveats []string
-}
-
-// graceLeft is how much of the grace that began at began is left, and
-// the grace in force; changed says whether SetGrace changed it from g0.
-func (p *protocol) graceLeft(began time.Time, g0 time.Duration) (left, g time.Duration, changed bool) {
-	g = p.c.graceNow()
-	return time.Until(began.Add(g)), g, g != g0
-}
-
-// graceOver describes a grace period that ended with members left.
-func graceOver(g time.Duration, changed bool, left string) string {
-	s := fmt.Sprintf("%s after %s", left, g)
-	if changed {
-		s += " (grace changed by a later stop request)"
-	}
-	return s
+	cpu    *receipt.CPU
+	limits *receipt.Limits
 }
 
 // admit records a verified member of the fallback: a handle kept for the
@@ -86,7 +70,7 @@ func (p *protocol) admit(h *identity.Handle) bool {
 	}
 	p.handles[h.Token.Key()] = h
 	p.admitted = append(p.admitted, h)
-	p.ev.MembersSeen++
+	p.Evidence.MembersSeen++
 	p.straggler(h.Token)
 	return true
 }
@@ -118,7 +102,7 @@ func (p *protocol) term(h *identity.Handle) {
 	}
 	p.termed[h] = true
 	if stop.Term(h, p.c.StopSignal) {
-		p.ev.Signalled++
+		p.Evidence.Signalled++
 	}
 }
 
@@ -136,30 +120,13 @@ func (p *protocol) run() {
 	}
 }
 
-// awaitMain waits until the main process has been reaped by its launch
-// goroutine, or until deadline.
-func (p *protocol) awaitMain(deadline time.Time) bool {
-	if p.c.sys.exit != nil {
-		return true
-	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case ex := <-p.c.sys.exitCh:
-		p.c.sys.exit = &ex
-		return true
-	case <-t.C:
-		return false
-	}
-}
-
 // confirm counts members whose pidfd reported exit and lists the rest.
 func (p *protocol) confirm() {
 	for _, h := range p.handles {
 		if h.Exited() {
-			p.ev.ConfirmedGone++
+			p.Evidence.ConfirmedGone++
 		} else {
-			p.ev.AddUnconfirmed(h.Token.String())
+			p.Evidence.AddUnconfirmed(h.Token.String())
 		}
 		h.Close()
 	}
@@ -170,18 +137,18 @@ func (c *Cmd) finish(p *protocol) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
-	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stop.SignalName(p.c.StopSignal), Steps: p.steps}
+	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stop.SignalName(p.c.StopSignal), Steps: p.Steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
 	r.TimedOut = p.reason == ReasonTimeout
-	p.ev.MainReaped = c.sys.exit != nil
-	r.Evidence = p.ev
+	p.Evidence.MainReaped = c.sys.exit != nil
+	r.Evidence = p.Evidence
 	// A leaf that could not be removed is not a confirmed stop: rmdir's
 	// EBUSY means members (or cgroups) the looks did not account for.
-	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0 && (r.Cgroup == nil || p.ev.LeafRemoved)
+	r.StopConfirmed = p.Evidence.Empty && p.Evidence.MainReaped && len(p.Evidence.Unconfirmed) == 0 && (r.Cgroup == nil || p.Evidence.LeafRemoved)
 	if r.Cgroup != nil {
 		// A fresh copy: receipts handed out earlier share the old one.
 		cg := *r.Cgroup
-		cg.Removed = p.ev.LeafRemoved
+		cg.Removed = p.Evidence.LeafRemoved
 		if p.cpu != nil {
 			cg.CPU = p.cpu
 		}
@@ -190,8 +157,8 @@ func (c *Cmd) finish(p *protocol) {
 	if p.limits != nil {
 		r.Limits = p.limits
 	}
-	if len(p.caveats) > 0 {
-		r.Caveats = append(append([]string(nil), r.Caveats...), p.caveats...)
+	if len(p.Caveats) > 0 {
+		r.Caveats = append(append([]string(nil), r.Caveats...), p.Caveats...)
 	}
 	if c.sys.main != nil {
 		c.sys.main.Close()

@@ -3,7 +3,10 @@ package contain
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
+
+	"github.com/tether-run/tether/internal/stop"
 
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
@@ -17,7 +20,7 @@ const stopSignalName = "CTRL_BREAK_EVENT"
 func (c *Cmd) supervise() {
 	defer close(c.done)
 	reason := c.awaitEnd()
-	p := &jobProtocol{stepLog: stepLog{c: c, t0: time.Now()}, j: c.sys.job, reason: reason}
+	p := &jobProtocol{Log: c.stopLog(), c: c, j: c.sys.job, reason: reason}
 	p.run()
 	c.awaitCopies()
 	c.finish(p)
@@ -34,14 +37,15 @@ func (c *Cmd) groupEmpty() bool {
 // before its tick.
 func (c *Cmd) emptyWake() <-chan struct{} { return c.sys.job.zero }
 
-// jobProtocol is one run of the stop protocol on a job: CTRL_BREAK_EVENT
-// to the command's process group, the grace, TerminateJobObject, the wait
-// for an empty job, then every member's handle checked.
+// jobProtocol is the job as the stop driver (stop.Drive) sees it:
+// CTRL_BREAK_EVENT to the command's process group, the grace,
+// TerminateJobObject, the wait for an empty job, then every member's
+// handle checked.
 type jobProtocol struct {
-	stepLog
+	stop.Log
+	c      *Cmd
 	j      *job
 	reason Reason
-	ev     receipt.Evidence
 	strag  []receipt.Process
 	nstrag int
 	acct   jobAccounting
@@ -60,109 +64,101 @@ func (p *jobProtocol) run() {
 			}
 		}
 	}
-	n, err := j.active()
-	if err == nil && n > 0 {
-		if p.term(n) {
-			p.graceWait()
-		} else {
-			p.step("grace", "skipped: the polite request reached no process, so nothing would end on it", int(n), nil)
-		}
-	}
-	if n, err = j.active(); err != nil || n > 0 {
-		p.kill(n, err)
-	}
-	p.confirm()
+	stop.Drive(p, p.c.policy(), &p.Log)
 }
 
-// term sends CTRL_BREAK_EVENT to the command's process group (created with
-// CREATE_NEW_PROCESS_GROUP; its id is the main process's pid), and reports
-// whether it was sent.
-func (p *jobProtocol) term(active uint32) bool {
-	err := windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, p.c.sys.pid)
+// Term sends CTRL_BREAK_EVENT to the command's process group (created
+// with CREATE_NEW_PROCESS_GROUP; its id is the main process's pid), the
+// only polite request a console process group has: the stop signal is
+// not Windows'. A grace helps only if it was sent.
+func (p *jobProtocol) Term(_ *stop.Log, _ syscall.Signal) (empty, wait bool) {
+	active, err := p.j.active()
+	if err == nil && active == 0 {
+		p.Step("term", "no process in the job", 0, nil)
+		return true, false
+	}
+	err = windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, p.c.sys.pid)
 	obs := fmt.Sprintf("%s to process group %d; %d processes in the job", stopSignalName, p.c.sys.pid, active)
 	if err != nil {
 		err = fmt.Errorf("GenerateConsoleCtrlEvent: %w", err)
 		obs = fmt.Sprintf("%s could not be sent; %d processes in the job", stopSignalName, active)
 	} else {
-		p.ev.Signalled = int(active)
+		p.Evidence.Signalled = int(active)
 	}
-	p.step("term", obs, int(active), err)
-	return err == nil
+	p.Step("term", obs, int(active), err)
+	return false, err == nil
 }
 
-// graceWait waits for the job to empty within the grace period, unless
-// Kill cuts it short.
-func (p *jobProtocol) graceWait() {
-	began := time.Now()
-	g := p.c.graceNow()
-	empty, err := p.j.waitEmpty(time.Until(began.Add(g)), p.c.skipCh)
-	n, _ := p.j.active()
-	switch {
-	case empty:
-		p.step("grace", "job empty", 0, err)
-	case time.Since(began) < g:
-		p.step("grace", fmt.Sprintf("cut short by a second stop request; %d processes in the job", n), int(n), err)
-	default:
-		p.step("grace", fmt.Sprintf("%d processes in the job after %s", n, g), int(n), err)
-	}
-}
-
-// kill terminates the job and waits for the kernel to report it empty.
-func (p *jobProtocol) kill(active uint32, qerr error) {
-	at := time.Now()
-	p.ev.KillUsed = true
-	err := errors.Join(qerr, p.j.terminate(killExitCode))
-	p.stepFrom(at, "kill", fmt.Sprintf("TerminateJobObject (exit code %d); %d processes in the job", killExitCode, active), int(active), err)
-	empty, werr := p.j.waitEmpty(p.c.killWaitNow(), nil)
+// Wait waits up to d for the job's ACTIVE_PROCESS_ZERO.
+func (p *jobProtocol) Wait(d time.Duration) (bool, string, error) {
+	empty, err := p.j.waitEmpty(d, nil)
 	if empty {
-		p.step("kill-wait", "job empty", 0, werr)
+		return true, "job empty", err
+	}
+	n, _ := p.j.active()
+	return false, fmt.Sprintf("%d processes in the job", n), err
+}
+
+// Kill terminates the job and waits for the kernel to report it empty.
+func (p *jobProtocol) Kill(_ *stop.Log, killWait time.Duration) bool {
+	at := time.Now()
+	active, qerr := p.j.active()
+	err := errors.Join(qerr, p.j.terminate(killExitCode))
+	p.StepFrom(at, "kill", fmt.Sprintf("TerminateJobObject (exit code %d); %d processes in the job", killExitCode, active), int(active), err)
+	empty, werr := p.j.waitEmpty(killWait, nil)
+	if empty {
+		p.Step("kill-wait", "job empty", 0, werr)
 	} else {
 		n, _ := p.j.active()
-		p.step("kill-wait", fmt.Sprintf("%d processes in the job after %s", n, p.c.killWaitNow()), int(n), werr)
+		p.Step("kill-wait", fmt.Sprintf("%d processes in the job after %s", n, killWait), int(n), werr)
 	}
+	return empty
 }
 
-// confirm collects the main process's exit, checks the job's accounting
-// and every member's handle, then closes the job.
-func (p *jobProtocol) confirm() {
+func (p *jobProtocol) EmptyBy() string { return "job accounting ActiveProcesses 0" }
+
+// Confirm collects the main process's exit, checks the job's accounting
+// (the evidence of emptiness) and every member's handle, then closes the
+// job.
+func (p *jobProtocol) Confirm(_ *stop.Log, deadline time.Time) {
 	c, j := p.c, p.j
 	if c.sys.exit == nil {
 		select {
 		case ex := <-c.sys.exitCh:
 			c.sys.exit = &ex
-		case <-time.After(p.c.killWaitNow()):
+		case <-time.After(time.Until(deadline)):
 		}
 	}
 	a, err := j.accounting()
 	p.acct = a
+	ev := &p.Evidence
+	ev.Empty, ev.EmptyBy, ev.EmptyAt = false, "", time.Time{}
 	if err == nil && a.ActiveProcesses == 0 {
-		p.ev.Empty = true
-		p.ev.EmptyAt = time.Now().UTC()
-		p.ev.EmptyBy = "job accounting ActiveProcesses 0"
+		ev.Empty, ev.EmptyBy, ev.EmptyAt = true, p.EmptyBy(), time.Now().UTC()
 		select {
 		case <-j.zero:
-			p.ev.EmptyBy += " and completion port ACTIVE_PROCESS_ZERO"
+			ev.EmptyBy += " and completion port ACTIVE_PROCESS_ZERO"
 		default:
 		}
 	}
 	j.listed() // a member the port did not announce
 	var gone int
-	gone, p.ev.Unconfirmed = j.confirm(time.Second)
+	gone, ev.Unconfirmed = j.confirm(time.Second)
 	j.mu.Lock()
-	p.ev.MembersSeen = j.seen
+	ev.MembersSeen = j.seen
 	j.mu.Unlock()
-	p.ev.ConfirmedGone = gone
+	ev.ConfirmedGone = gone
 	obs := fmt.Sprintf("%d processes ever in the job, %d active; %d member handles signalled", a.TotalProcesses, a.ActiveProcesses, gone)
-	if n := len(p.ev.Unconfirmed); n > 0 {
+	if n := len(ev.Unconfirmed); n > 0 {
 		obs += fmt.Sprintf(", %d not", n)
 	}
-	p.step("reap", obs, int(a.ActiveProcesses), err)
-	if b := c.sys.budget; b != nil && p.ev.Empty {
+	p.Step("reap", obs, int(a.ActiveProcesses), err)
+	if b := c.sys.budget; b != nil && ev.Empty {
 		o := b.Outcome(j.h, j.memoryHits.Load(), j.processHits.Load())
-		p.step("limits", fmt.Sprintf("read the job's peak memory (%d bytes) and the port's limit hits (memory %d, processes %d)", o.MemoryPeakBytes, o.MemoryLimitHits, o.PidsLimitHits), 0, nil)
+		p.Step("limits", fmt.Sprintf("read the job's peak memory (%d bytes) and the port's limit hits (memory %d, processes %d)", o.MemoryPeakBytes, o.MemoryLimitHits, o.PidsLimitHits), 0, nil)
 	}
 	cerr := j.close()
-	p.step("remove", "job handle closed (KILL_ON_JOB_CLOSE)", 0, cerr)
+	p.Step("remove", "job handle closed (KILL_ON_JOB_CLOSE)", 0, cerr)
 }
 
 // finish fills in how the run ended and releases what the run held.
@@ -170,15 +166,15 @@ func (c *Cmd) finish(p *jobProtocol) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
-	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stopSignalName, Steps: p.steps}
+	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stopSignalName, Steps: p.Steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
 	if b := c.sys.budget; b != nil {
 		r.Limits = b.Receipt()
 	}
 	r.TimedOut = p.reason == ReasonTimeout
-	p.ev.MainReaped = c.sys.exit != nil && c.sys.exit.err == nil
-	r.Evidence = p.ev
-	r.StopConfirmed = p.ev.Empty && p.ev.MainReaped && len(p.ev.Unconfirmed) == 0
+	p.Evidence.MainReaped = c.sys.exit != nil && c.sys.exit.err == nil
+	r.Evidence = p.Evidence
+	r.StopConfirmed = p.Evidence.Empty && p.Evidence.MainReaped && len(p.Evidence.Unconfirmed) == 0
 	jb := *r.Job
 	jb.TotalProcesses, jb.ActiveProcesses, jb.Closed = p.acct.TotalProcesses, p.acct.ActiveProcesses, true
 	r.Job = &jb

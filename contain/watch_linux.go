@@ -91,7 +91,7 @@ func (c *Cmd) watchRecord() *registry.Record {
 	r.SetContainment(&c.rec)
 	r.StopSignal = stop.SignalName(c.StopSignal)
 	if c.sys.main != nil {
-		r.Main = c.sys.main.Token.String()
+		r.Main, r.Marker = c.sys.main.Token.String(), c.marker
 	}
 	return r
 }

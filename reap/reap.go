@@ -86,6 +86,9 @@ type Report struct {
 	DurationMS    int64        `json:"duration_ms"`
 }
 
+// NoGrace as Options.Grace kills at once, without a grace.
+const NoGrace time.Duration = -1
+
 // Options tune a reap.
 type Options struct {
 	DryRun bool
@@ -97,7 +100,8 @@ type Options struct {
 	// start and tether run make before admission): no sweeping, no
 	// orphan-leaf scan.
 	Quick bool
-	// Grace is how long members get after SIGTERM (default 2s).
+	// Grace is how long members get after the stop signal: 0 means the
+	// default (2s), NoGrace (any negative) none — contain.Cmd's rule.
 	Grace time.Duration
 	// Prune deletes ended records (with their logs and receipts) older
 	// than this; 0 keeps them.

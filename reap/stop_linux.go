@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/tether-run/tether/internal/stop"
-	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/cgroup"
@@ -31,7 +30,7 @@ func stopLeaf(rec *registry.Record, o Options) (*receipt.Receipt, error) {
 	r := newReceipt(rec, receipt.MechanismCgroup, o.Reason)
 	r.Stop.Signal = stop.SignalName(unix.SignalNum(rec.StopSignal))
 	r.Cgroup = &receipt.Cgroup{Path: l.Path, ID: l.ID, Parent: l.Parent, Verified: "leaf-inode-matches-record"}
-	s := &stop.Run{Leaf: l, Grace: o.Grace, KillWait: killWait, Signal: unix.SignalNum(rec.StopSignal)}
+	s := &stop.Run{Leaf: l, Policy: stop.Policy{Grace: max(o.Grace, stop.NoGrace), KillWait: killWait, Signal: unix.SignalNum(rec.StopSignal)}}
 	s.Do()
 	r.Stop.Steps, r.Evidence = s.Steps, s.Evidence
 	r.Caveats = append(r.Caveats, s.Caveats...)
@@ -41,35 +40,27 @@ func stopLeaf(rec *registry.Record, o Options) (*receipt.Receipt, error) {
 	return r, nil
 }
 
-// stopMain stops the recorded main process of a fallback-mechanism record
-// if its token still matches: boot id, pid and start time through a pidfd.
+// stopMain runs the one stop protocol on a fallback-mechanism record's
+// group (recordedGroup): its main process, if its token still matches —
+// boot id, pid and start time through a pidfd — and the processes that
+// carry the group's marker.
 func stopMain(rec *registry.Record, o Options) (*receipt.Receipt, error) {
-	r := newReceipt(rec, receipt.MechanismFallback, o.Reason)
-	r.Stop.Signal = stop.SignalName(unix.SignalNum(rec.StopSignal))
-	r.Caveats = []string{"reaped without a cgroup: only the recorded main process could be proven; its descendants cannot be, and are left alone"}
 	tok, err := identity.Parse(rec.Main)
 	if err != nil {
 		return nil, err
 	}
-	h, err := identity.Open(tok)
-	if err != nil {
-		// Gone, or its pid now belongs to another process: nothing to stop.
-		r.Stop.Steps = append(r.Stop.Steps, receipt.Step{Name: "identify", At: time.Now().UTC(), Observed: "main process gone or its pid reused: " + err.Error()})
-		r.Evidence.Empty, r.Evidence.EmptyBy = true, "recorded main process no longer exists"
-		return finish(r), nil
+	r := newReceipt(rec, receipt.MechanismFallback, o.Reason)
+	sig := unix.SignalNum(rec.StopSignal)
+	r.Stop.Signal = stop.SignalName(sig)
+	r.Caveats = []string{"reaped without a cgroup: the recorded main process is proven by its token, its descendants by the group's marker in their environment; a descendant that cleared its environment is not found"}
+	if rec.Marker == "" {
+		r.Caveats = []string{"reaped without a cgroup: only the recorded main process could be proven (the record names no group marker); its descendants cannot be, and are left alone"}
 	}
-	defer h.Close()
-	r.Evidence.MembersSeen = 1
-	if stop.Term(h, unix.SignalNum(rec.StopSignal)) {
-		r.Evidence.Signalled = 1
-	}
-	if !h.WaitExit(o.Grace) {
-		r.Evidence.KillUsed = true
-		h.Signal(syscall.SIGKILL)
-		h.WaitExit(killWait)
-	}
-	r.Evidence.Empty, r.Evidence.EmptyBy = h.Exited(), "the recorded main process's pidfd reported exit"
-	confirm(r, []*identity.Handle{h})
+	l := &stop.Log{T0: r.StartedAt}
+	g := newRecordedGroup(l, tok, rec.Marker)
+	defer g.close()
+	stop.Drive(g, stop.Policy{Signal: sig, Grace: max(o.Grace, stop.NoGrace), KillWait: killWait}, l)
+	r.Stop.Steps, r.Evidence = l.Steps, l.Evidence
 	return finish(r), nil
 }
 
@@ -81,19 +72,6 @@ func newReceipt(rec *registry.Record, m receipt.Mechanism, reason string) *recei
 		SchemaVersion: receipt.SchemaVersion, RunID: rec.RunID, Tether: receipt.CurrentBuild(), Host: receipt.CurrentHost(),
 		Argv: rec.Argv, Cwd: rec.Cwd, StartedAt: time.Now().UTC(),
 		Mechanism: m, Stop: receipt.Stop{Reason: reason}, Exit: receipt.Exit{Code: -1, MainStatus: -1},
-	}
-}
-
-// confirm waits for every handle to report exit, under one deadline:
-// all of them were signalled already.
-func confirm(r *receipt.Receipt, hs []*identity.Handle) {
-	deadline := time.Now().Add(killWait)
-	for _, h := range hs {
-		if h.WaitExit(time.Until(deadline)) {
-			r.Evidence.ConfirmedGone++
-		} else {
-			r.Evidence.Unconfirmed = append(r.Evidence.Unconfirmed, h.Token.String())
-		}
 	}
 }
 

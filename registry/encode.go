@@ -50,6 +50,7 @@ func appendFields(b []byte, rec *Record) ([]byte, error) {
 	w.optStr("owner_token", rec.OwnerToken)
 	w.optStr("supervisor", rec.Supervisor)
 	w.optStr("main", rec.Main)
+	w.optStr("marker", rec.Marker)
 	w.optStr("mechanism", rec.Mechanism)
 	w.optStr("cgroup", rec.Cgroup)
 	if rec.CgroupID != 0 {

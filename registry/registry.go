@@ -83,6 +83,10 @@ type Record struct {
 	// Supervisor is the token of the session's supervisor process.
 	Supervisor string `json:"supervisor,omitempty"`
 	Main       string `json:"main,omitempty"`
+	// Marker is the fallback group's marker: every member started with
+	// TETHER_GROUP_MARKER set to it in its environment, which reap reads
+	// to find the descendants of a dead owner's main process.
+	Marker string `json:"marker,omitempty"`
 
 	Mechanism string `json:"mechanism,omitempty"`
 	Cgroup    string `json:"cgroup,omitempty"`

@@ -49,7 +49,7 @@ func killLeaf(path string, id uint64) error {
 	if err != nil {
 		return fmt.Errorf("session: %w: left alone", err)
 	}
-	s := &stop.Run{Leaf: l, KillWait: 5 * time.Second}
+	s := &stop.Run{Leaf: l, Policy: stop.Policy{KillWait: 5 * time.Second}}
 	s.Do()
 	if !s.Evidence.Empty || !s.Evidence.LeafRemoved {
 		last := s.Steps[len(s.Steps)-1]

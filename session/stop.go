@@ -220,7 +220,7 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 func stopUnsupervised(reg *registry.Registry, name string, req stopRequest, why error) (*receipt.Receipt, error) {
 	o := reap.Options{Reason: "request", Grace: time.Duration(req.GraceMS) * time.Millisecond}
 	if req.Kill || req.GraceMS < 0 {
-		o.Grace = time.Nanosecond // stop.Run's grace wait ends at once
+		o.Grace = reap.NoGrace
 	} else if o.Grace == 0 {
 		if rec, err := reg.Read(name); err == nil {
 			if spec, err := readSpec(reg, rec); err == nil && spec.Grace > 0 {

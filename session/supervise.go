@@ -115,10 +115,11 @@ func supervise(stateDir, name string, ready *os.File) error {
 		// If this supervisor dies, its watcher stops the group and ends
 		// the session's record (issue 24).
 		WatchRegistry: reg.Dir, WatchRecord: name,
-		Prepared: func(r *receipt.Receipt) error {
+		Prepared: func(r *receipt.Receipt, marker string) error {
 			return w.update(func(rec *registry.Record) {
 				rec.Supervisor = self.Token.String()
 				rec.SetContainment(r)
+				rec.Marker = marker
 			})
 		},
 		BeforeStop: func(_ string, kill <-chan struct{}) {

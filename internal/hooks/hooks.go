@@ -20,9 +20,10 @@ type Hooks struct {
 	WatchRegistry, WatchRecord, WatchReceipt string
 	// Prepared is called once the containment exists (leaf created,
 	// limits written) and before the command is spawned, with the receipt
-	// so far; an error aborts the start. What is written here survives a
-	// crash at any later point.
-	Prepared func(r *receipt.Receipt) error
+	// so far and the fallback's group marker ("" with a leaf); an error
+	// aborts the start. What is written here survives a crash at any
+	// later point.
+	Prepared func(r *receipt.Receipt, marker string) error
 	// Started is called once the command runs and is identified.
 	Started func(r *receipt.Receipt)
 	// BeforeStop is called with the reason once the run's end is decided

@@ -1,7 +1,9 @@
 package procfs
 
 import (
+	"bytes"
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,4 +62,38 @@ func read(dirfd int, name string, size int, record bool) ([]byte, error) {
 			return buf, nil
 		}
 	}
+}
+
+// PIDs lists the pids /proc names now: every process, in the pid
+// namespace /proc was mounted for.
+func PIDs() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// EnvHas reports whether the environment block env (/proc/PID/environ:
+// NUL-terminated KEY=VALUE strings) holds kv exactly.
+func EnvHas(env []byte, kv string) bool {
+	for len(env) > 0 {
+		i := bytes.IndexByte(env, 0)
+		if i < 0 {
+			return string(env) == kv
+		}
+		if string(env[:i]) == kv {
+			return true
+		}
+		env = env[i+1:]
+	}
+	return false
 }

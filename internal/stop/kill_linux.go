@@ -14,18 +14,18 @@ const (
 	KilledByFreeze     = "freeze+sigkill"
 )
 
-// kill kills every member and waits up to the kill wait for populated 0.
-func (r *Run) kill() bool {
+// kill kills every member and waits up to wait for populated 0.
+func (r *Run) kill(wait time.Duration) bool {
 	if oldkernel.NoCgroupKill() || !r.Leaf.HasKill() {
-		return r.freezeKill()
+		return r.freezeKill(wait)
 	}
 	began := time.Now()
 	err := r.Leaf.Kill()
-	r.stepFrom(began, "kill", KilledByCgroupKill, 0, err)
-	empty, err := r.Leaf.WaitEmpty(r.KillWait)
+	r.StepFrom(began, "kill", KilledByCgroupKill, 0, err)
+	empty, err := r.Leaf.WaitEmpty(wait)
 	obs := "populated 0"
 	if !empty {
-		obs = fmt.Sprintf("still populated after %s", r.KillWait)
+		obs = fmt.Sprintf("still populated after %s", wait)
 	}
 	r.step("kill-wait", obs, 0, err)
 	return empty
@@ -41,9 +41,9 @@ const freezeFor = 100 * time.Millisecond
 // leaf is empty or the kill wait ends. A frozen task dies of SIGKILL once
 // thawed; a child forked just before the freeze is in cgroup.procs by the
 // time the freeze holds.
-func (r *Run) freezeKill() bool {
+func (r *Run) freezeKill(wait time.Duration) bool {
 	began := time.Now()
-	deadline := began.Add(r.KillWait)
+	deadline := began.Add(wait)
 	killed, rounds := 0, 0
 	var ferr error
 	r.Caveats = append(r.Caveats, CaveatFreezeKill)
@@ -52,7 +52,7 @@ func (r *Run) freezeKill() bool {
 		if err := r.Leaf.Freeze(false); err != nil && ferr == nil {
 			ferr = err
 		}
-		r.stepFrom(began, "kill", fmt.Sprintf("%s: %d SIGKILLs in %d rounds", KilledByFreeze, killed, rounds), 0, ferr)
+		r.StepFrom(began, "kill", fmt.Sprintf("%s: %d SIGKILLs in %d rounds", KilledByFreeze, killed, rounds), 0, ferr)
 		r.step("kill-wait", obs, 0, nil)
 		return empty
 	}
@@ -61,7 +61,7 @@ func (r *Run) freezeKill() bool {
 			return end(true, "populated 0")
 		}
 		if time.Now().After(deadline) {
-			return end(false, fmt.Sprintf("still populated after %s", r.KillWait))
+			return end(false, fmt.Sprintf("still populated after %s", wait))
 		}
 		rounds++
 		if err := r.Leaf.Freeze(true); err != nil {

@@ -10,27 +10,18 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/crash"
 	"github.com/tether-run/tether/internal/par"
-	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
 )
 
 // Run is one run of the stop protocol on a leaf. Set the fields, call Do,
 // then read Steps, Evidence and Caveats.
 type Run struct {
-	Leaf  *cgroup.Leaf
-	Grace time.Duration // 0: no grace
-	// Signal is the first signal every member is sent (0: SIGTERM), as
-	// timeout -s and systemd's KillSignal= choose it.
-	Signal   syscall.Signal
-	KillWait time.Duration // bounds the kill and, separately, reap + confirm
-	// GraceNow, if set, is consulted instead of Grace throughout the
-	// grace wait: a later stop request may change the grace under way.
-	GraceNow func() time.Duration
-	// Skip, when closed, cuts the grace short (a second stop request).
-	Skip <-chan struct{}
-	// T0 is when the protocol began (Steps' ElapsedMS); zero means Do's
-	// start.
-	T0 time.Time
+	Leaf *cgroup.Leaf
+	// Policy is the signal, the grace and the kill wait.
+	Policy
+	// Log receives the steps, the evidence and the caveats; set its T0
+	// and Progress before Do.
+	Log
 	// Member, if set, is called once for each member identified.
 	Member func(h *identity.Handle)
 	// Reap, if set, collects the caller's children before members are
@@ -40,20 +31,14 @@ type Run struct {
 	// Finish, if set, runs before the leaf is removed (read counters of
 	// the group, remove the v1 leaves once it is empty).
 	Finish func(empty bool)
-	// Progress, if set, is called with each step as it is recorded (for
-	// a person watching a long stop); it must not block.
-	Progress func(receipt.Step)
-
-	Steps    []receipt.Step
-	Evidence receipt.Evidence
-	Caveats  []string
 
 	handles map[identity.Token]*identity.Handle
 	byPID   map[int]*identity.Handle // the latest member with each pid
 	viaProc bool
 }
 
-// Do runs the protocol to its bounded end.
+// Do runs the protocol (Drive) on the leaf to its bounded end: sealed
+// before the first look, removed after the last.
 func (r *Run) Do() {
 	if r.T0.IsZero() {
 		r.T0 = time.Now()
@@ -65,21 +50,7 @@ func (r *Run) Do() {
 	// now on (tether exec's Join) is refused, and what it was starting is
 	// placed by the time Seal returns, so the look below sees it.
 	r.Leaf.Seal()
-	empty := r.term()
-	crash.Point("stop-after-term")
-	if !empty {
-		empty = r.graceWait()
-	}
-	if !empty {
-		r.Evidence.KillUsed = true
-		crash.Point("stop-before-kill")
-		empty = r.kill()
-	}
-	if empty {
-		r.Evidence.Empty, r.Evidence.EmptyBy, r.Evidence.EmptyAt = true, "cgroup.events populated 0", time.Now().UTC()
-	}
-	crash.Point("stop-before-reap")
-	r.confirm()
+	empty := Drive(leafGroup{r}, r.Policy, &r.Log)
 	if r.viaProc {
 		r.Caveats = append(r.Caveats, CaveatProcMembership)
 	}
@@ -101,6 +72,30 @@ func (r *Run) Do() {
 	r.Evidence.LeafRemoved = err == nil
 	r.step("remove", "rmdir "+r.Leaf.Path, 0, err)
 }
+
+// leafGroup is the leaf as Drive sees it.
+type leafGroup struct{ *Run }
+
+func (g leafGroup) Term(_ *Log, sig syscall.Signal) (empty, wait bool) {
+	return g.term(sig), true
+}
+
+func (g leafGroup) Wait(d time.Duration) (bool, string, error) {
+	empty, err := g.Leaf.WaitEmpty(d)
+	switch {
+	case err != nil:
+		return false, "cannot watch cgroup.events", err
+	case empty:
+		return true, "populated 0: every member exited after " + SignalName(g.Signal), nil
+	}
+	return false, "still populated", nil
+}
+
+func (g leafGroup) Kill(_ *Log, wait time.Duration) bool { return g.kill(wait) }
+
+func (g leafGroup) EmptyBy() string { return "cgroup.events populated 0" }
+
+func (g leafGroup) Confirm(_ *Log, deadline time.Time) { g.confirm(deadline) }
 
 // againRounds bounds how often a leaf populated again is killed anew.
 const againRounds = 3
@@ -139,7 +134,7 @@ func (r *Run) again() bool {
 		}
 	}
 	r.Evidence.KillUsed = true
-	empty := r.kill()
+	empty := r.kill(r.KillWait)
 	deadline := time.Now().Add(r.KillWait)
 	if r.Reap != nil {
 		r.Reap(deadline) // members reparented to us since
@@ -157,32 +152,14 @@ func (r *Run) again() bool {
 	return empty
 }
 
-// Step records a step of the caller's (limits, for one) that ends now.
-func (r *Run) Step(name, observed string, members int, err error) {
-	r.step(name, observed, members, err)
-}
-
 // step records a step that ends now.
 func (r *Run) step(name, observed string, members int, err error) {
-	r.stepFrom(time.Now(), name, observed, members, err)
+	r.Log.Step(name, observed, members, err)
 }
 
-// stepFrom records a step whose At is when it began (the kill step: the
-// kill's latency is measured from there).
-func (r *Run) stepFrom(at time.Time, name, observed string, members int, err error) {
-	s := receipt.Step{Name: name, At: at.UTC(), ElapsedMS: at.Sub(r.T0).Milliseconds(), Observed: observed, Members: members}
-	if err != nil {
-		s.Error = err.Error()
-	}
-	r.Steps = append(r.Steps, s)
-	if r.Progress != nil {
-		r.Progress(s)
-	}
-}
-
-// term thaws a frozen leaf and sends the stop signal (then SIGCONT) to
-// every member. It reports whether the leaf was already empty.
-func (r *Run) term() bool {
+// term thaws a frozen leaf and sends the stop signal sig (then SIGCONT)
+// to every member. It reports whether the leaf was already empty.
+func (r *Run) term(sig syscall.Signal) bool {
 	if ev, err := r.Leaf.Events(); err == nil && !ev.Populated {
 		// The usual end of a run: its main process was the last member.
 		// The kernel says the leaf is empty; there is nothing to thaw,
@@ -214,14 +191,14 @@ func (r *Run) term() bool {
 		}
 	}
 	for _, h := range members {
-		if Term(h, r.Signal) {
+		if Term(h, sig) {
 			r.Evidence.Signalled++
 		}
 	}
 	if unopened > 0 && err == nil {
-		err = fmt.Errorf("%d members could not be opened, so were not sent %s: %w", unopened, SignalName(r.Signal), openErr)
+		err = fmt.Errorf("%d members could not be opened, so were not sent %s: %w", unopened, SignalName(sig), openErr)
 	}
-	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; %s (and SIGCONT) sent to %d", thawed, len(pids), SignalName(r.Signal), r.Evidence.Signalled), len(pids), err)
+	r.step("term", fmt.Sprintf("%s%d members in cgroup.procs; %s (and SIGCONT) sent to %d", thawed, len(pids), SignalName(sig), r.Evidence.Signalled), len(pids), err)
 	if len(pids) != 0 || err != nil {
 		return false
 	}
@@ -299,57 +276,10 @@ func (r *Run) Identified(h *identity.Handle) bool {
 	return m != nil && m.Token.Matches(h.Token)
 }
 
-// grace is the grace period in force now.
-func (r *Run) grace() time.Duration {
-	if r.GraceNow != nil {
-		return r.GraceNow()
-	}
-	return r.Grace
-}
-
-// graceWait waits up to the grace for populated 0, in short slices so
-// that Skip, or a grace changed through GraceNow, can cut it short.
-func (r *Run) graceWait() bool {
-	g0 := r.grace()
-	if g0 <= 0 {
-		r.step("grace", "no grace period", 0, nil)
-		return false
-	}
-	began := time.Now()
-	for {
-		select {
-		case <-r.Skip:
-			r.step("grace", "cut short by a second stop request", 0, nil)
-			return false
-		default:
-		}
-		g := r.grace()
-		left := time.Until(began.Add(g))
-		if left <= 0 {
-			obs := fmt.Sprintf("still populated after %s", max(g, 0))
-			if g != g0 {
-				obs += " (grace changed by a later stop request)"
-			}
-			r.step("grace", obs, 0, nil)
-			return false
-		}
-		empty, err := r.Leaf.WaitEmpty(min(left, 25*time.Millisecond))
-		if err != nil {
-			r.step("grace", "cannot watch cgroup.events", 0, err)
-			return false
-		}
-		if empty {
-			r.step("grace", "populated 0: every member exited after "+SignalName(r.Signal), 0, nil)
-			return true
-		}
-	}
-}
-
 // confirm lets the caller reap, then waits for every identified member's
 // pidfd to report exit, all under one deadline: every member was already
 // signalled, so one wait covers them all.
-func (r *Run) confirm() {
-	deadline := time.Now().Add(r.KillWait)
+func (r *Run) confirm(deadline time.Time) {
 	obs, err := "", error(nil)
 	if r.Reap != nil {
 		obs, err = r.Reap(deadline)

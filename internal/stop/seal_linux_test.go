@@ -22,7 +22,7 @@ func TestSealBeforeFirstLook(t *testing.T) {
 	g := startGroup(t, `touch "$D/ready"`) // the main exits: the leaf empties by itself
 	<-g.done
 	var late error
-	r := &Run{Leaf: g.leaf, KillWait: 5 * time.Second}
+	r := &Run{Leaf: g.leaf, Policy: Policy{KillWait: 5 * time.Second}}
 	r.Progress = func(s receipt.Step) {
 		if s.Name != "term" {
 			return
@@ -56,7 +56,7 @@ func TestRemovePopulatedAgain(t *testing.T) {
 		intruder.Process.Kill()
 		<-died
 	})
-	r := &Run{Leaf: g.leaf, Grace: 5 * time.Second, KillWait: 5 * time.Second}
+	r := &Run{Leaf: g.leaf, Policy: Policy{Grace: 5 * time.Second, KillWait: 5 * time.Second}}
 	r.Finish = func(bool) {
 		// The last moment before the removal.
 		pid := strconv.Itoa(intruder.Process.Pid)

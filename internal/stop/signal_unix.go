@@ -37,3 +37,14 @@ func SignalName(sig syscall.Signal) string {
 	}
 	return "signal " + strconv.Itoa(int(sig))
 }
+
+// KillAll sends SIGKILL through each handle and returns how many it
+// reached.
+func KillAll(hs []*identity.Handle) (n int) {
+	for _, h := range hs {
+		if h.Signal(syscall.SIGKILL) == nil {
+			n++
+		}
+	}
+	return n
+}

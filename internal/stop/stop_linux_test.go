@@ -82,7 +82,7 @@ func startGroup(t *testing.T, script string, env ...string) *group {
 
 // stop runs the protocol on g, reaping the shell as its parent.
 func (g *group) stop(grace time.Duration) *Run {
-	r := &Run{Leaf: g.leaf, Grace: grace, KillWait: 5 * time.Second}
+	r := &Run{Leaf: g.leaf, Policy: Policy{Grace: grace, KillWait: 5 * time.Second}}
 	r.Reap = func(deadline time.Time) (string, error) {
 		select {
 		case <-g.done:
@@ -254,7 +254,7 @@ func TestConfirmUnderOneDeadline(t *testing.T) {
 		escape.Remove()
 	})
 	g := startGroup(t, `for i in 1 2 3; do sh -c 'trap "echo \$\$ > $E/cgroup.procs; exec sleep 1000" TERM; touch "$D/r$0"; while :; do sleep 0.01; done' $i & done; until [ -e "$D/r1" ] && [ -e "$D/r2" ] && [ -e "$D/r3" ]; do sleep 0.01; done; touch "$D/ready"; wait`, "E="+escape.Path)
-	r := &Run{Leaf: g.leaf, Grace: 5 * time.Second, KillWait: time.Second}
+	r := &Run{Leaf: g.leaf, Policy: Policy{Grace: 5 * time.Second, KillWait: time.Second}}
 	r.Do()
 	if n := len(r.Evidence.Unconfirmed); n != 3 {
 		t.Fatalf("unconfirmed = %d, want the 3 members that left the leaf\nsteps: %+v", n, r.Steps)

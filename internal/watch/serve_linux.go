@@ -175,7 +175,7 @@ func stop(g *Group) {
 	}
 	grace := min(time.Duration(g.GraceMS)*time.Millisecond, Grace)
 	if grace <= 0 {
-		grace = time.Nanosecond // reap's 0 is its default grace
+		grace = reap.NoGrace
 	}
 	why := g.Reason
 	if why == "" {
