@@ -20,6 +20,8 @@
 #   chmod 750, a symlink) or its process group (kill -HUP 0) defeats or
 #   causes its stop; a session started inside tether run --owner none
 #   outlives the run; another user's XDG_RUNTIME_DIR is refused (issue 22);
+# - tether run SIGKILLed (auto mechanism, and fallback) and a session's
+#   supervisor SIGKILLed leave nothing of their trees (issue 24);
 # - tether doctor --json runs; a user.delegate mark the caller sets on its
 #   own unit is reported as proving no delegation (user-xattr).
 C=${1:?usage: e2e.sh CONTEXT}
@@ -204,6 +206,48 @@ EV="rc=$rc $(head -c 300 "$W/inner.json" | tr '\n' ' ')"
 check "tether run -- tether start --owner none: the session stops, confirmed" \
   sh -c "[ $rc = 0 ] && python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))[\"receipts\"][0][\"stop_confirmed\"])' '$W/inner.json'"
 EV=; cgcheck "a session started inside tether run"
+
+# tether's own death (issue 24): tether run SIGKILLed while its command
+# runs — a TERM-ignoring main, a setsid'd and a double-forked descendant —
+# leaves nothing, on the mechanism auto mode picks and on the fallback
+# (found by the group marker); the watcher writes the receipt (owner-died) to --receipt FILE.
+# A session's supervisor SIGKILLed: its group is stopped and its record
+# ends stopped (supervisor-died).
+OD='trap "" TERM; setsid sh -c "trap \"\" TERM; exec sleep 427$1" & (exec sleep 427$1 &); exec sleep 427$1'
+odleft() { pgrep -u "$U" -xf "sleep 427$1" | wc -l; }
+odwait() { # odwait N COUNT: wait up to 15 s until COUNT sleeps 427N are alive (COUNT 0: none)
+  for _ in $(seq 150); do [ "$(odleft "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1
+}
+for m in auto fallback; do
+  n=$([ $m = auto ] && echo 3 || echo 4)
+  rm -f "$W/od-$m.json"
+  tether run --mechanism $m --receipt "$W/od-$m.json" -- sh -c "$OD" od $n >/dev/null 2>&1 &
+  odpid=$!
+  if odwait $n 3; then
+    kill -9 $odpid; wait $odpid 2>/dev/null
+    odwait $n 0; left=$(odleft $n)
+    for _ in $(seq 150); do [ -s "$W/od-$m.json" ] && break; sleep 0.1; done
+    EV="left $left: $(pgrep -u "$U" -af "sleep 427$n" | tr '\n' ' ') receipt: $(r "$W/od-$m.json" '(r["stop"]["reason"], r["stop_confirmed"], r["mechanism"])')"
+    check "tether run --mechanism $m SIGKILLed: its whole tree is stopped, receipt owner-died" \
+      [ "$left" = 0 -a "$(r "$W/od-$m.json" 'r["stop"]["reason"] == "owner-died" and r["stop_confirmed"]')" = True ]
+  else
+    kill -9 $odpid; EV="$(odleft $n) of 3 sleeps started"; fail "tether run --mechanism $m: the workload never forked ($EV)"
+  fi
+  pkill -9 -u "$U" -xf "sleep 427$n"
+  EV=; cgcheck "tether run --mechanism $m SIGKILLed"
+done
+timeout 60 tether start -q --name e2e-od --owner none -- sh -c "$OD" od 5 >/dev/null 2>&1
+odwait 5 3
+SUP=$(tether status --json e2e-od 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["supervisor"].split(":")[2])' 2>&1)
+kill -9 "$SUP" 2>/dev/null
+odwait 5 0; left=$(odleft 5)
+for _ in $(seq 150); do tether status e2e-od 2>/dev/null | grep -q '^state: *stopped' && break; sleep 0.1; done
+ST=$(tether status --json e2e-od 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["state"], s.get("stop_reason"))' 2>&1)
+EV="supervisor $SUP, left $left, status: $ST"
+check "a session's supervisor SIGKILLed: its tree is stopped, the session ends stopped (supervisor-died)" \
+  [ "$left" = 0 -a "$ST" = "stopped supervisor-died" ]
+pkill -9 -u "$U" -xf "sleep 4275"
+EV=; cgcheck "a session's supervisor SIGKILLed"
 
 # A state dir under another user's directory is refused, naming the owner:
 # root with tu's XDG_RUNTIME_DIR (su without -l, sudo -E), and an ordinary
