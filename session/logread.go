@@ -232,7 +232,8 @@ func (t *logTail) drain() error {
 
 // newer opens the files newer than the one followed. A rotation renames
 // the files one by one while they are listed and opened, so a generation
-// can be missed between two names: a gap after the file followed is
+// can be missed between two names: a gap — after the file followed, or
+// between two of the files listed (CI saw one there: S+1, then S+3) — is
 // listed again, for up to rotationSettle, before take reports it as
 // rotated away. The bound is time, not tries: a writer descheduled in
 // the middle of its renames on a loaded machine took longer than five
@@ -241,7 +242,7 @@ func (t *logTail) newer() ([]*logFile, error) {
 	deadline := time.Now().Add(rotationSettle)
 	for {
 		gens, err := openGenerations(t.path, t.cur.seq)
-		if err != nil || len(gens) == 0 || t.cur.seq < 0 || gens[0].seq == t.cur.seq+1 || !time.Now().Before(deadline) {
+		if err != nil || len(gens) == 0 || t.cur.seq < 0 || contiguous(t.cur.seq, gens) || !time.Now().Before(deadline) {
 			return gens, err
 		}
 		for _, g := range gens {
@@ -249,6 +250,17 @@ func (t *logTail) newer() ([]*logFile, error) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// contiguous reports whether gens follow generation after one by one.
+func contiguous(after int, gens []*logFile) bool {
+	for _, g := range gens {
+		if g.seq != after+1 {
+			return false
+		}
+		after = g.seq
+	}
+	return true
 }
 
 // rotationSettle bounds how long newer waits for a rotation's renames to
