@@ -30,6 +30,8 @@ type startFlags struct {
 	logMax  string
 	logKeep int
 	limitFlags
+	ready        []string
+	readyTimeout time.Duration
 }
 
 func newStartCmd(e *env) *cobra.Command {
@@ -59,11 +61,25 @@ stopped when the agent dies, run the agent itself in a session (tether
 start --name agent -- agent...): what it starts belongs to it by cgroup
 membership, and stopping it stops them.
 
+Readiness (--ready CHECK, repeatable: all must hold): tether start returns
+only once the session is ready — tcp:[HOST:]PORT accepts a connection
+(HOST: localhost), unix:PATH accepts one, file:PATH exists, log:REGEX
+matches a line of the session's log, exec:CMD exits 0 (sh -c CMD, run
+inside the session, in its environment). PATH may use the session's
+$TETHER_SESSION_DIR or $TMPDIR (quote it from your shell) and is relative
+to the working directory. --profile tmux waits for the tmux server
+(exec:tmux ls) unless an exec check is given. If the checks do not hold
+within --ready-timeout, or the session ends first, the session is stopped,
+and tether start says which check failed, prints the log's last lines and
+exits 1.
+
 Prints the session's name on stdout and, on stderr (unless -q), what owns
-it and how it will end. Exit status: 0 when the session runs; 125, 126
-or 127 as for tether run when it could not start; 1 for other failures; 2
-for usage errors.`,
+it and how it will end. Exit status: 0 when the session runs (and is
+ready); 125, 126 or 127 as for tether run when it could not start; 1 for
+other failures, not ready included; 2 for usage errors.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
+  tether start --name dev --ready tcp:5173 -- npm run dev
+  tether start --name db --ready 'log:ready to accept connections' -- postgres -D data
   tether start --profile tmux --until empty -- tmux new -d -s work
   tether start --name api --signal INT --ttl 2h --env-file .env -- ./api-server`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -90,6 +106,8 @@ for usage errors.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not say on stderr what owns the session and how it ends")
 	fl.StringVar(&f.logMax, "log-max", limits.FormatSize(session.DefaultLogMax), "rotate the session's log past this `SIZE` per file (K, M, G; at least 64K)")
 	fl.IntVar(&f.logKeep, "log-keep", session.DefaultLogKeep, "keep this many log files (the one written and N-1 rotated): at most log-max × N in all")
+	fl.StringArrayVar(&f.ready, "ready", nil, "return once `CHECK` holds (repeatable): tcp:[HOST:]PORT, unix:PATH, file:PATH, log:REGEX, exec:CMD")
+	durationVar(fl, &f.readyTimeout, "ready-timeout", session.DefaultReadyWait, "stop the session and fail if --ready does not hold within this long")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead sessions and runs first (also TETHER_NO_REAP=1)")
 	f.limitFlags.register(fl)
 	f.commandFlags.register(cmd)
@@ -105,6 +123,12 @@ func runStart(e *env, f *startFlags, args []string) error {
 	}
 	if err := checkStartNames(f.name, f.pool, f.owner); err != nil {
 		return exit(ExitUsage, err)
+	}
+	if err := session.ParseReady(f.ready); err != nil {
+		return exit(ExitUsage, err)
+	}
+	if f.readyTimeout <= 0 && (len(f.ready) > 0 || f.profile == "tmux") {
+		return exit(ExitUsage, errors.New("--ready-timeout must be positive"))
 	}
 	if f.max < 0 || (f.max > 0 && f.pool == "") {
 		return exit(ExitUsage, errors.New("--max needs --pool and a positive number"))
@@ -145,6 +169,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 		Env: cmdEnv, StopSignal: sig,
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 		LogMax: logMax, LogKeep: f.logKeep,
+		Ready: f.ready, ReadyTimeout: f.readyTimeout,
 	}
 	if f.grace == 0 {
 		o.Grace = -1
@@ -155,6 +180,22 @@ func runStart(e *env, f *startFlags, args []string) error {
 	}
 	rec, err := client.Start(context.Background(), o)
 	if err != nil {
+		var nr *session.NotReadyError
+		if errors.As(err, &nr) {
+			e.warnf("%v", err)
+			switch len(nr.LogTail) {
+			case 0:
+				e.warnf("its log is empty")
+			case 1:
+				e.warnf("the last line of its log:")
+			default:
+				e.warnf("the last %d lines of its log:", len(nr.LogTail))
+			}
+			for _, l := range nr.LogTail {
+				fmt.Fprintln(e.stderr, "  "+l)
+			}
+			return exit(ExitFailure, nil) // said above
+		}
 		var se *session.StartError
 		if errors.As(err, &se) && se.Code != 0 {
 			return exit(se.Code, err)

@@ -66,9 +66,10 @@ func (c *Client) supervisor() (string, error) {
 	return "", ErrNoSupervisor
 }
 
-// Start starts a session and returns its record once the command runs, or
-// the reason it could not start (a *StartError with tether run's exit
-// code). If ctx is done before the supervisor reports, the supervisor is
+// Start starts a session and returns its record once the command runs
+// and its readiness checks (Options.Ready) hold, or the reason it could
+// not start (a *StartError with tether run's exit code; a *NotReadyError,
+// with the record of the session it stopped). If ctx is done before the supervisor reports, the supervisor is
 // killed and nothing is left; without a deadline the wait is bounded by
 // DefaultReadyTimeout.
 func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error) {
@@ -76,7 +77,17 @@ func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error)
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, c.Registry, exe, o)
+	if err := ParseReady(o.Ready); err != nil {
+		return nil, err
+	}
+	rec, err := start(ctx, c.Registry, exe, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.awaitReady(ctx, rec, o); err != nil {
+		return rec, err
+	}
+	return c.Registry.Read(rec.Name)
 }
 
 // StopOptions say how to stop sessions.

@@ -107,6 +107,19 @@ type Options struct {
 	// LogKeep how many files are kept (default DefaultLogKeep).
 	LogMax  int64
 	LogKeep int
+
+	// Ready lists checks that must all hold before Client.Start returns
+	// (tether start --ready): tcp:[HOST:]PORT (connects; HOST defaults
+	// to localhost), unix:PATH (connects), file:PATH (exists), log:REGEX
+	// (a line of the session's log matches), exec:CMD (sh -c CMD, run
+	// inside the session with its environment, exits 0). PATH may name
+	// the session's variables ($TETHER_SESSION_DIR, $TMPDIR) and is
+	// relative to Dir. Profile "tmux" adds exec:tmux ls unless an exec
+	// check is given. If they do not all hold within ReadyTimeout
+	// (default DefaultReadyWait), or the session ends first, the session
+	// is stopped and Start returns a *NotReadyError.
+	Ready        []string
+	ReadyTimeout time.Duration
 }
 
 // DefaultReadyTimeout bounds Client.Start's wait for the supervisor's
