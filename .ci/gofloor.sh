@@ -21,7 +21,8 @@ cache=${GOFLOOR_CACHE:-/var/tmp/tether-go-floor}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 arch=$(dpkg --print-architecture)
 # Debian carries each Go release in one suite at a time, backports
-# included (1.22 and 1.23: bookworm-backports; 1.24: trixie).
+# included (1.22 and 1.23: bookworm-backports; 1.24: trixie; 1.25:
+# trixie-backports).
 suites=${GOFLOOR_SUITES:-"trixie bookworm-backports trixie-backports bookworm"}
 # The mirror apt uses: the first debian URI of the host's sources.
 mirror=${GOFLOOR_MIRROR:-$({ sed -n -E 's,^(URIs:|deb)[[:space:]]+(\[[^]]*\][[:space:]]+)?(https?://[^[:space:]]*/debian)/?([[:space:]].*)?$,\3,p' \

@@ -1,6 +1,6 @@
 module example.com/embed
 
-go 1.24.0
+go 1.25.0
 
 require github.com/tether-run/tether v0.0.0
 
