@@ -114,7 +114,7 @@ var subcommands = []struct {
 }{
 	{"run", newRunCmd}, {"start", newStartCmd}, {"ls", newLsCmd}, {"status", newStatusCmd},
 	{"stop", newStopCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd}, {"reap", newReapCmd},
-	{"exec", newExecCmd}, {"env", newEnvCmd}, {"doctor", newDoctorCmd},
+	{"exec", newExecCmd}, {"env", newEnvCmd}, {"doctor", newDoctorCmd}, {"mcp", newMCPCmd},
 }
 
 // newRoot builds the command tree for args. When args name a command

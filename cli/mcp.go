@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+// mcpProgram is the program `tether mcp` runs: cmd/tether-mcp, which
+// holds the MCP SDK (linked into tether, its initialization alone cost
+// every tether run 0.9 ms).
+const mcpProgram = "tether-mcp"
+
+// mcpSupervisorEnv is mcpserver.SupervisorEnv (not imported: that would
+// link the SDK).
+const mcpSupervisorEnv = "TETHER_SUPERVISOR"
+
+func newMCPCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve tether to an agent as MCP tools over stdio",
+		Long: `Serve tether's tools to an agent over the Model Context Protocol, on
+stdin and stdout: run (a command contained, waited for), start (a session,
+returned once ready), list, status, logs, exec, stop (with the receipt's
+summary) and wait. Each call returns within 50 s and 32 KiB of output.
+
+Sessions started through it belong to this server: when its client goes
+away (stdin closed, the server killed) they are stopped, with receipts —
+unless started with keep. Register it with an agent as the command
+"tether mcp" (README: "Use tether from an agent").
+
+It runs tether-mcp, installed beside tether (go install
+github.com/tether-run/tether/cmd/tether-mcp@VERSION), in its place.`,
+		Example: `  claude mcp add tether -- tether mcp`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			prog, err := findMCP(self)
+			if err != nil {
+				return exit(ExitFailure, err)
+			}
+			env := append(os.Environ(), mcpSupervisorEnv+"="+self)
+			return exit(execInPlace(prog, env), nil)
+		},
+	}
+}
+
+// findMCP finds tether-mcp beside tether (self), else on PATH.
+func findMCP(self string) (string, error) {
+	name := mcpProgram
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	p := filepath.Join(filepath.Dir(self), name)
+	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		return p, nil
+	}
+	if p, err := exec.LookPath(mcpProgram); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("tether mcp runs %s, which is neither beside %s nor on PATH: install it (go install github.com/tether-run/tether/cmd/tether-mcp@latest)", mcpProgram, self)
+}
