@@ -25,6 +25,7 @@ rm -rf "$SH" && mkdir -p "$SH/tests" "$SH/repo" "$SH/guest" || exit 1
   set -e
   cd "$REPO"; export CGO_ENABLED=0
   go build -o "$SH/tests/tether" ./cmd/tether
+  go build -o "$SH/tests/tether-mcp" ./cmd/tether-mcp
   go build -tags crashpoints -o "$SH/tests/tether-crashpoints" ./cmd/tether
   mod=$(go list -m)
   for p in $(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do

@@ -10,6 +10,7 @@ rm -rf "$R"; mkdir -p "$R"; uname -r >"$R/kernel"
 # Off 9p onto the guest's disk: tests re-execute themselves and tether.
 mkdir -p /root/ci && cp -a $H/tests $H/repo /root/ci/
 install -m 0755 $H/tests/tether /usr/local/bin/tether
+install -m 0755 $H/tests/tether-mcp /usr/local/bin/tether-mcp
 install -m 0755 $H/tests/tether-crashpoints /usr/local/lib/tether-crashpoints
 # The guest has no Go. reap's tests build tether with crash points by
 # exactly one command; this stand-in serves it with the binary the host
