@@ -56,6 +56,7 @@ func FuzzReapRecord(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer reg.Close() // it holds the state dir and its subdirectories open
 		dir := "records"
 		if flags&1 != 0 {
 			dir = "ended"
