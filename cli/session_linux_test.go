@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
@@ -41,8 +43,25 @@ func stateEnv(t *testing.T) string {
 				}
 			}
 		}
+		reg.Close()
+		awaitWatcherGone(t, filepath.Join(dir, "tether"))
 	})
 	return dir
+}
+
+// awaitWatcherGone waits (up to 10 s) for the owner-death watcher of the
+// state dir to exit. It outlives the supervisors it served by a moment
+// (the tests' linger is 0), and may still be creating or removing its
+// socket there: the temp dir's removal then fails with "directory not
+// empty" (seen in CI's FuzzArgv).
+func awaitWatcherGone(t *testing.T, state string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); len(leakcheck.Find(watch.Env, state)) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the watcher of %s did not exit: %v", state, leakcheck.Find(watch.Env, state))
+			return
+		}
+	}
 }
 
 // tetherIn runs tether with XDG_RUNTIME_DIR=xdg and extra environment.
