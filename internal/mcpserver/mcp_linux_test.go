@@ -29,7 +29,7 @@ const caseEnv = "TETHER_MCP_CASE"
 // build builds tether and tether-mcp into one directory, as installed.
 // Without a Go toolchain (the VM guests: a stand-in go that builds only
 // reap's binary) the installed pair serves.
-func build(t *testing.T) string {
+func build(t testing.TB) string {
 	t.Helper()
 	if err := exec.Command("go", "env", "GOROOT").Run(); err != nil {
 		p, lerr := exec.LookPath("tether-mcp")
