@@ -121,6 +121,7 @@ type reuseEvent struct {
 // reuseCycle is what the driver saw in one cycle.
 type reuseCycle struct {
 	N           int            `json:"n"`
+	Retries     int            `json:"retries"` // attempts abandoned: a thread of the rig took a wanted PID (placeThread)
 	Records     []*reuseRecord `json:"records"`
 	Forks       int            `json:"forks"` // processes forked to hand out the wanted PIDs
 	Taken       []string       `json:"taken"` // wanted PIDs something else took first
@@ -570,7 +571,12 @@ func reuseDriver() int {
 	n, _ := strconv.Atoi(os.Getenv(reuseCyclesEnv))
 	for i := range n {
 		c := &reuseCycle{N: i, Records: []*reuseRecord{}, Taken: []string{}, RecordsLeft: []string{}, Errors: []string{}}
-		if err := r.cycle(c); err != nil {
+		err := r.cycle(c)
+		for retries := 1; errors.Is(err, errRigHoldsPID) && retries <= 5; retries++ {
+			c = &reuseCycle{N: i, Retries: retries, Records: []*reuseRecord{}, Taken: []string{}, RecordsLeft: []string{}, Errors: []string{}}
+			err = r.cycle(c)
+		}
+		if err != nil {
 			c.Errors = append(c.Errors, err.Error())
 		}
 		enc.Encode(reuseEvent{Event: "cycle", Cycle: c})
@@ -586,7 +592,7 @@ func reuseDriver() int {
 // reused), hands recorded PIDs to innocents, reaps, and looks at every
 // process involved.
 func (r *reuseRig) cycle(c *reuseCycle) error {
-	cdir := filepath.Join(r.dir, fmt.Sprintf("c%03d", c.N))
+	cdir := filepath.Join(r.dir, fmt.Sprintf("c%03d-%d", c.N, c.Retries))
 	if err := os.Mkdir(cdir, 0o700); err != nil {
 		return err
 	}
@@ -873,11 +879,21 @@ func (r *reuseRig) hunt(c *reuseCycle, cdir string) error {
 	return nil
 }
 
+// errRigHoldsPID is placeThread's: a thread of the rig holds the PID a
+// thread innocent needs.
+var errRigHoldsPID = errors.New("a thread of the rig holds pid")
+
 // placeThread starts copies of this binary as reuseThreads, the next PID
 // set a little before inn.Held, until a thread (not the main thread) of
 // one of them has inn.Held as its TID.
 func (r *reuseRig) placeThread(c *reuseCycle, inn *reuseInnocent) error {
 	for attempt := range 50 {
+		if reuseTgid(inn.Held) == os.Getpid() {
+			// A thread of this rig's own runtime took the PID (seen in
+			// CI): it keeps it as long as the rig lives, so no innocent
+			// can have it. The cycle is run again from the start.
+			return fmt.Errorf("%w %d", errRigHoldsPID, inn.Held)
+		}
 		c.Forks++
 		if err := os.WriteFile(reuseLastPid, []byte(strconv.Itoa(inn.Held-2-attempt%4)), 0); err != nil {
 			return err
