@@ -20,12 +20,14 @@ import (
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"
 )
 
 // markerEnv carries a per-group random marker into the fallback group's
-// environment so that its orphans can be told from other children.
-const markerEnv = "TETHER_GROUP_MARKER"
+// environment so that its orphans can be told from other children (and
+// reap, its members after tether's death).
+const markerEnv = registry.MarkerEnv
 
 type sysState struct {
 	budget     *limits.Budget

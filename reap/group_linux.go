@@ -10,10 +10,8 @@ import (
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/procfs"
 	"github.com/tether-run/tether/internal/stop"
+	"github.com/tether-run/tether/registry"
 )
-
-// markerEnv is contain's fallback group marker (contain.markerEnv).
-const markerEnv = "TETHER_GROUP_MARKER"
 
 // recordedGroup is a dead owner's fallback group as stop.Drive sees it:
 // the recorded main process, proven by its token, and — when the record
@@ -28,7 +26,7 @@ const markerEnv = "TETHER_GROUP_MARKER"
 type recordedGroup struct {
 	*stop.Log
 	main   identity.Token
-	marker string // markerEnv=marker, or "" to stop the main process alone
+	marker string // registry.MarkerEnv=marker, or "" to stop the main process alone
 	sig    syscall.Signal
 
 	held   map[identity.Token]*identity.Handle
@@ -39,7 +37,7 @@ type recordedGroup struct {
 func newRecordedGroup(l *stop.Log, main identity.Token, marker string) *recordedGroup {
 	g := &recordedGroup{Log: l, main: main, held: map[identity.Token]*identity.Handle{}, termed: map[*identity.Handle]bool{}}
 	if marker != "" {
-		g.marker = markerEnv + "=" + marker
+		g.marker = registry.MarkerEnv + "=" + marker
 	}
 	return g
 }

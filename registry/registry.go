@@ -60,6 +60,11 @@ const (
 // SchemaVersion is the version of the record format.
 const SchemaVersion = 1
 
+// MarkerEnv carries the fallback group's random marker (Record.Marker)
+// into every member's environment: contain sets it, reap finds a dead
+// owner's members by it, and a session's exec drops an outer one.
+const MarkerEnv = "TETHER_GROUP_MARKER"
+
 // Record is what the registry knows of one session.
 type Record struct {
 	SchemaVersion int    `json:"schema_version"`
@@ -84,8 +89,8 @@ type Record struct {
 	Supervisor string `json:"supervisor,omitempty"`
 	Main       string `json:"main,omitempty"`
 	// Marker is the fallback group's marker: every member started with
-	// TETHER_GROUP_MARKER set to it in its environment, which reap reads
-	// to find the descendants of a dead owner's main process.
+	// MarkerEnv set to it in its environment, which reap reads to find
+	// the descendants of a dead owner's main process.
 	Marker string `json:"marker,omitempty"`
 
 	Mechanism string `json:"mechanism,omitempty"`

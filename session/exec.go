@@ -243,7 +243,7 @@ func forward(token string, sigs <-chan os.Signal) func() {
 func withoutMarker(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		if key(kv) != "TETHER_GROUP_MARKER" {
+		if key(kv) != registry.MarkerEnv {
 			out = append(out, kv)
 		}
 	}

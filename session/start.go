@@ -334,7 +334,7 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 	env := make([]string, 0, len(o.Env)+len(own))
 	for _, kv := range o.Env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := own[k]; !ok && k != "TETHER_GROUP_MARKER" {
+		if _, ok := own[k]; !ok && k != registry.MarkerEnv {
 			env = append(env, kv)
 		}
 	}
