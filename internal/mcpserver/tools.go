@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -328,7 +330,7 @@ func (t *tools) logs(ctx context.Context, _ *mcp.CallToolRequest, in LogsIn) (*m
 		}
 	}
 	tl := newTail(MaxOutput)
-	var w interface{ Write([]byte) (int, error) } = tl
+	var w io.Writer = tl
 	if re != nil {
 		w = &grepWriter{re: re, w: tl}
 	}
@@ -489,14 +491,14 @@ func (t *tools) wait(ctx context.Context, _ *mcp.CallToolRequest, in WaitIn) (*m
 // grepWriter passes on the whole lines that match re.
 type grepWriter struct {
 	re   *regexp.Regexp
-	w    interface{ Write([]byte) (int, error) }
+	w    io.Writer
 	line []byte
 }
 
 func (g *grepWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
-		i := strings.IndexByte(string(p), '\n')
+		i := bytes.IndexByte(p, '\n') // not string(p): a copy of the rest for every line
 		if i < 0 {
 			g.line = append(g.line, p...)
 			break
