@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 
 	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/internal/sibling"
 )
 
 // mcpProgram is the program `tether mcp` runs: cmd/tether-mcp, which
@@ -54,12 +53,7 @@ github.com/tether-run/tether/cmd/tether-mcp@VERSION), in its place.`,
 
 // findMCP finds tether-mcp beside tether (self), else on PATH.
 func findMCP(self string) (string, error) {
-	name := mcpProgram
-	if runtime.GOOS == "windows" {
-		name += ".exe"
-	}
-	p := filepath.Join(filepath.Dir(self), name)
-	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+	if p, ok := sibling.Path(mcpProgram); ok {
 		return p, nil
 	}
 	if p, err := exec.LookPath(mcpProgram); err == nil {

@@ -4,19 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"runtime"
 	"syscall"
 
+	"github.com/tether-run/tether/internal/sibling"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
 // SupervisorEnv names the tether binary whose supervisors run the
 // sessions the server starts; `tether mcp` sets it to itself. Unset: the
-// tether beside this program, else tether on PATH.
+// tether beside this program, else tether on PATH (session.Client's).
 const SupervisorEnv = "TETHER_SUPERVISOR"
 
 // Main is the tether-mcp program: it serves the default registry's
@@ -37,10 +35,7 @@ func Main() int {
 	if err != nil {
 		return fail(err)
 	}
-	sup, err := supervisor()
-	if err != nil {
-		return fail(err)
-	}
+	sup := supervisor()
 	os.Unsetenv(SupervisorEnv) // not the commands' business
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -50,27 +45,15 @@ func Main() int {
 	return 0
 }
 
-// supervisor finds the tether binary that supervises sessions.
-func supervisor() (string, error) {
+// supervisor is the tether binary that supervises sessions: SupervisorEnv,
+// else the tether beside this program; "" leaves it to session.Client
+// (tether on PATH).
+func supervisor() string {
 	if p := os.Getenv(SupervisorEnv); p != "" {
-		return p, nil
+		return p
 	}
-	name := "tether"
-	if runtime.GOOS == "windows" {
-		name += ".exe"
+	if p, ok := sibling.Path("tether"); ok {
+		return p
 	}
-	if self, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(self), name); exists(p) {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath("tether"); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("no tether binary beside %s or on PATH to supervise sessions (or set %s)", os.Args[0], SupervisorEnv)
-}
-
-func exists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
+	return ""
 }
