@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"github.com/tether-run/tether/receipt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,7 +61,8 @@ func TestReceiptWhileStopping(t *testing.T) {
 func TestSetGraceDuringStop(t *testing.T) {
 	for _, mech := range mechanisms(t) {
 		t.Run(string(mech), func(t *testing.T) {
-			c := Command("sh", "-c", `trap "" TERM; sleep 1000`)
+			dir := t.TempDir()
+			c := Command("sh", "-c", `trap "" TERM; touch "$0/ready"; sleep 1000`, dir)
 			c.Mechanism = mech
 			c.Env = append(os.Environ(), "TETHER_CASE="+caseMark(t))
 			c.Grace = time.Hour
@@ -73,7 +75,9 @@ func TestSetGraceDuringStop(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond) // let sh install its trap
+			// The trap is set before the file appears: a fixed sleep was
+			// too short under TCG, and SIGTERM ended sh before its trap.
+			waitFile(t, filepath.Join(dir, "ready"))
 			c.BeginStop(ReasonRequest)
 			// The grace wait begins right after the term step; on a slow
 			// host (TCG) the walk before it took longer than a fixed sleep.
