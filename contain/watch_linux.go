@@ -18,10 +18,17 @@ const noWatchEnv = "TETHER_NO_WATCH"
 // A program started as a watcher (internal/watch) is one before its main
 // runs: every program that runs groups can watch over them, tether or
 // not.
+//
+// It serves on a goroutine of its own: init runs with the main goroutine
+// locked to the main thread, and each wake of a locked goroutine is a
+// hand-off between threads (0.8 ms of CPU per owner, measured).
 func init() {
 	if _, ok := os.LookupEnv(watch.Env); ok {
-		watch.Serve()
-		os.Exit(0)
+		go func() {
+			watch.Serve()
+			os.Exit(0)
+		}()
+		select {}
 	}
 	watch.Spawn = spawnWatcher
 }

@@ -1,11 +1,9 @@
 package watch
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,11 +20,29 @@ import (
 // watcher if the one it had dies).
 var owner struct {
 	mu      sync.Mutex
-	conn    *net.UnixConn
+	conn    *conn
 	dir     string
 	next    uint64
 	pending map[uint64]*Group
 }
+
+// conn is a connection to a watcher, held as a bare blocking socket: in
+// the runtime's poller, it woke every idle thread of a short run through
+// epoll for nothing (issue 24's cost, BENCHMARKS.md).
+type conn struct {
+	fd int
+	// follow is the timer that starts reading the connection; following
+	// says it did, and then the reader closes fd (close would not wake a
+	// read under way, and fd's number could be reused under it).
+	follow    *time.Timer
+	following bool
+}
+
+// followAfter is how long a connection is written to before a goroutine
+// reads it for the watcher's death: a short run ends before it and never
+// pays for the thread a blocked read holds. A watcher that died or was
+// exiting within it is found then, and replaced.
+const followAfter = 20 * time.Millisecond
 
 // Add tells a watcher about g, before its command is spawned, and returns
 // the id Done takes. dir is the state dir whose watcher to use ("" for a
@@ -49,10 +65,9 @@ func Add(dir string, g Group) (uint64, error) {
 		}
 		return id, nil // connect sent every pending group
 	}
-	if err := send(message{V: version, Op: "add", ID: id, Group: &g}); err != nil {
+	if err := send(owner.conn, message{V: version, Op: "add", ID: id, Group: &g}); err != nil {
 		// The watcher died: a new one gets every group still pending.
-		owner.conn.Close()
-		owner.conn = nil
+		hangUp()
 		if err := connect(); err != nil {
 			delete(owner.pending, id)
 			return 0, err
@@ -74,18 +89,39 @@ func Done(id uint64) {
 	if owner.conn == nil {
 		return
 	}
-	send(message{V: version, Op: "done", ID: id})
+	send(owner.conn, message{V: version, Op: "done", ID: id})
 	if len(owner.pending) == 0 {
-		owner.conn.Close()
-		owner.conn = nil
+		hangUp()
 	}
 }
 
-// send writes one message on the connection. Called with owner.mu held.
-func send(m message) error {
-	owner.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_, err := owner.conn.Write(encode(m))
-	return err
+// hangUp ends the connection. Called with owner.mu held.
+func hangUp() {
+	c := owner.conn
+	owner.conn = nil
+	c.follow.Stop()
+	if c.following {
+		unix.Shutdown(c.fd, unix.SHUT_RDWR) // wakes the reader, which closes fd
+		return
+	}
+	unix.Close(c.fd)
+}
+
+// send writes one message on c (a timeout of its own bounds a watcher
+// that stopped reading). Called with owner.mu held.
+func send(c *conn, m message) error {
+	b := encode(m)
+	for len(b) > 0 {
+		n, err := unix.Write(c.fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return os.NewSyscallError("write", err)
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // encode writes m as the JSON line the watcher reads. A group with its
@@ -141,39 +177,52 @@ func appendString(b []byte, s string) []byte {
 // connect connects to the state dir's watcher, or starts one, and sends
 // every pending group. Called with owner.mu held.
 func connect() error {
-	c, err := dial(owner.dir)
+	fd, err := dial(owner.dir)
 	if err != nil {
-		if c, err = spawn(owner.dir); err != nil {
+		if fd, err = spawn(owner.dir); err != nil {
 			return fmt.Errorf("watch: no watcher for the owner's death: %w", err)
 		}
 	}
-	owner.conn = c
+	// A watcher that stops reading fails a write in 5 s, not never.
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: 5})
+	c := &conn{fd: fd}
 	for id, g := range owner.pending {
-		if err := send(message{V: version, Op: "add", ID: id, Group: g}); err != nil {
-			c.Close()
-			owner.conn = nil
+		if err := send(c, message{V: version, Op: "add", ID: id, Group: g}); err != nil {
+			unix.Close(fd)
 			return fmt.Errorf("watch: %w", err)
 		}
 	}
-	go follow(c)
+	owner.conn = c
+	c.follow = time.AfterFunc(followAfter, func() { follow(c) })
 	return nil
 }
 
 // follow reads the watcher's side until it ends; a watcher that dies while
 // groups are pending is replaced, and told of them again.
-func follow(c *net.UnixConn) {
-	r := bufio.NewReader(c)
+func follow(c *conn) {
+	owner.mu.Lock()
+	if owner.conn != c {
+		owner.mu.Unlock()
+		return // hung up before the timer fired: fd is closed already
+	}
+	c.following = true
+	owner.mu.Unlock()
+	var b [64]byte
 	for {
-		if _, err := r.ReadByte(); err != nil {
+		n, err := unix.Read(c.fd, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if n <= 0 || err != nil {
 			break
 		}
 	}
 	owner.mu.Lock()
 	defer owner.mu.Unlock()
+	unix.Close(c.fd)
 	if owner.conn != c {
-		return // closed by Done, or replaced already
+		return // hung up by Done, or replaced already
 	}
-	c.Close()
 	owner.conn = nil
 	if len(owner.pending) > 0 {
 		// The watcher died, was exiting, or does not speak our version:
@@ -193,34 +242,38 @@ var Spawn = func(cmd *exec.Cmd) (reaped func(), err error) { return func() {}, c
 const sockName = "watch.sock"
 
 // dial connects to the watcher listening in dir, if one does and it is
-// ours (same uid) and speaks this protocol.
-func dial(dir string) (*net.UnixConn, error) {
+// ours (same uid), and returns the socket.
+func dial(dir string) (int, error) {
 	if dir == "" {
-		return nil, errors.New("no state dir")
+		return -1, errors.New("no state dir")
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
-	defer unix.Close(fd)
+	defer unix.Close(dfd)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
 	// Through /proc/self/fd: no sun_path limit, no symlink followed.
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: "/proc/self/fd/" + strconv.Itoa(fd) + "/" + sockName, Net: "unix"})
-	if err != nil {
-		return nil, err
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(dfd) + "/" + sockName}); err != nil {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("connect", err)
 	}
-	if err := checkPeer(c); err != nil {
-		c.Close()
-		return nil, err
+	if err := checkPeer(fd); err != nil {
+		unix.Close(fd)
+		return -1, err
 	}
 	// No round trip: what is sent is queued for the watcher. One that
 	// was exiting, or speaks another version, closes the connection, and
 	// follow then starts a watcher of our own.
-	return c, nil
+	return fd, nil
 }
 
 // checkPeer admits only a peer of our own uid.
-func checkPeer(c *net.UnixConn) error {
-	uid, err := peercred.UID(c)
+func checkPeer(fd int) error {
+	uid, err := peercred.FD(fd)
 	if err != nil {
 		return err
 	}
@@ -235,12 +288,12 @@ func checkPeer(c *net.UnixConn) error {
 // sent is queued for it while it starts. It runs in a session of its own
 // (a signal to our process group does not reach it) and outside every
 // group (it is started by the owner, never into a leaf).
-func spawn(dir string) (*net.UnixConn, error) {
+func spawn(dir string) (int, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, os.NewSyscallError("socketpair", err)
+		return -1, os.NewSyscallError("socketpair", err)
 	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "watch"), os.NewFile(uintptr(fds[1]), "watch")
+	theirs := os.NewFile(uintptr(fds[1]), "watch")
 	defer theirs.Close()
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"tether-watch"}
@@ -257,17 +310,12 @@ func spawn(dir string) (*net.UnixConn, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	reaped, err := Spawn(cmd)
 	if err != nil {
-		ours.Close()
-		return nil, err
+		unix.Close(fds[0])
+		return -1, err
 	}
 	go func() {
 		cmd.Wait() // reaped when it exits while we live
 		reaped()
 	}()
-	fc, err := net.FileConn(ours)
-	ours.Close()
-	if err != nil {
-		return nil, err
-	}
-	return fc.(*net.UnixConn), nil
+	return fds[0], nil
 }
