@@ -18,7 +18,8 @@
 // program re-executed; contain's init serves it) with its first
 // connection already made. It exits once no owner is connected, after
 // Linger (TETHER_WATCH_LINGER, default 5s) so that a burst of runs pays
-// its start once.
+// its start once, and a drain of 100 ms after it unlinks its socket for
+// the owners that connected just before.
 package watch
 
 import (
