@@ -25,6 +25,10 @@ func TestParseDuration(t *testing.T) {
 		{"250ms", 250 * time.Millisecond},
 		{"2h", 2 * time.Hour},
 		{"0s", 0},
+		{"1d", 24 * time.Hour},
+		{"0.5d", 12 * time.Hour},
+		{"0d", 0},
+		{"1.5m", 90 * time.Second},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := parseDuration(tc.in)
@@ -36,7 +40,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestParseDurationBad(t *testing.T) {
-	for _, in := range []string{"", "-1", "-5s", "abc", "5x", "1e3", "0x10", "inf", "NaN", "+5", "1d", "99999999999999999999"} {
+	for _, in := range []string{"", "-1", "-5s", "abc", "5x", "1e3", "0x10", "inf", "NaN", "+5", "d", "-1d", "1dd", "1d2h", "1e3d", "999999999d", "99999999999999999999"} {
 		t.Run(in, func(t *testing.T) {
 			if got, err := parseDuration(in); err == nil {
 				t.Errorf("parseDuration(%q) = %v, nil, want an error", in, got)

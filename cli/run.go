@@ -57,9 +57,10 @@ existing file (a symlink included) unless --receipt-overwrite is given.
 The command gets TETHER_RUN_ID, the receipt's run_id.
 
 Exit status: the command's own; 128+n if it died of signal n, or if tether
-was stopped by signal n; 124 on timeout; 125 if tether failed (including bad
-usage, or a stop it could not confirm); 126 if the command could not be
-executed; 127 if it was not found.`,
+was stopped by signal n; 124 on timeout (137 if the main process had to be
+killed after the grace, as timeout -k says); 125 if tether failed
+(including bad usage, or a stop it could not confirm); 126 if the command
+could not be executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
   tether run --timeout 5 --grace 0.5 -- ./flaky-server   # bare numbers are seconds
   tether run --signal INT -e NODE_ENV=test --env-file ci.env -- npm test
@@ -76,7 +77,7 @@ executed; 127 if it was not found.`,
 	}
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
-	durationVar(fl, &f.timeout, "timeout", 0, "stop the run after this long and exit 124 (0: no timeout)")
+	durationVar(fl, &f.timeout, "timeout", 0, "stop the run after this long and exit 124, or 137 if the kill was needed (0: no timeout)")
 	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after the stop signal before cgroup.kill")
 	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start; an existing FILE is refused")

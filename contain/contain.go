@@ -69,7 +69,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -273,7 +272,7 @@ func init() {
 // Start.
 func Command(name string, arg ...string) *Cmd {
 	c := &Cmd{Path: name, Args: append([]string{name}, arg...)}
-	if lp, err := exec.LookPath(name); err != nil {
+	if lp, err := lookPath(name); err != nil {
 		c.Err = err
 	} else {
 		c.Path = lp

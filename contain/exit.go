@@ -22,7 +22,8 @@ type ExitError struct {
 	// to stderr. Nil where the system gives no *os.ProcessState.
 	*exec.ExitError
 	// Code is the code tether passes on: the exit status, 128+n for
-	// signal n, 124 on timeout.
+	// signal n, 124 on timeout (137 if the main process had to be killed
+	// then, as timeout(1) says).
 	Code int
 	// Signal names the signal that killed the main process ("SIGKILL"),
 	// if one did.
@@ -43,6 +44,17 @@ func (e *ExitError) Error() string {
 		s = "contain: timed out (" + s[len("contain: "):] + ")"
 	}
 	return s
+}
+
+// timedOutCode is a timed-out run's exit code, as timeout(1) gives it:
+// 124, or 128+9 when the main process died of SIGKILL — the kill after
+// the grace — as `timeout -k` tells a forced kill apart. (Windows, which
+// has no signals, says 124.)
+func timedOutCode(e receipt.Exit) int {
+	if e.Signal == "SIGKILL" {
+		return 128 + 9
+	}
+	return 124
 }
 
 // Unwrap returns the *exec.ExitError, if there is one.

@@ -98,7 +98,7 @@ func (c *Cmd) finish(p *pgroupProtocol, reason Reason, strag []receipt.Process, 
 	}
 	r.Exit = exitOf(c.sys.exit)
 	if r.TimedOut {
-		r.Exit.Code = 124
+		r.Exit.Code = timedOutCode(r.Exit)
 	}
 	if c.sys.exit != nil {
 		c.sys.state = c.sys.exit.state

@@ -168,7 +168,7 @@ func (c *Cmd) finish(p *protocol) {
 	}
 	r.Exit = exitOf(c.sys.exit)
 	if r.TimedOut {
-		r.Exit.Code = 124
+		r.Exit.Code = timedOutCode(r.Exit)
 	}
 	// The kernel's OOM killer, not the stop protocol, ended the main
 	// process: it died of SIGKILL before any stop began, and the memory

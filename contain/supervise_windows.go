@@ -187,7 +187,7 @@ func (c *Cmd) finish(p *jobProtocol) {
 		r.Exit = receipt.Exit{Code: int(ex.code), MainStatus: int(ex.code)}
 	}
 	if r.TimedOut {
-		r.Exit.Code = 124
+		r.Exit.Code = timedOutCode(r.Exit)
 	}
 	r.EndedAt = time.Now().UTC()
 	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
