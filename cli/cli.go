@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/session"
@@ -185,6 +186,15 @@ own failures and usage errors exit 125 as timeout(1)'s do.`,
 	for _, c := range root.Commands() {
 		if c.Name() == "help" {
 			c.Example = "  tether help stop"
+			// cobra's own prints "Unknown help topic" and exits 0.
+			c.Run, c.RunE = nil, func(hc *cobra.Command, args []string) error {
+				cmd, _, err := hc.Root().Find(args)
+				if cmd == nil || err != nil {
+					return exit(ExitUsage, fmt.Errorf("no help topic %q: tether help lists the commands", strings.Join(args, " ")))
+				}
+				cmd.InitDefaultHelpFlag()
+				return cmd.Help()
+			}
 		}
 	}
 	return root

@@ -45,3 +45,17 @@ func TestHelpHasExample(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpUnknownTopic: `tether help nosuch` is a usage error (exit 2,
+// on stderr), not help on stdout with exit 0 (issue 27).
+func TestHelpUnknownTopic(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"help", "nosuch"}, strings.NewReader(""), &stdout, &stderr)
+	if code != ExitUsage || stdout.Len() != 0 || !strings.Contains(stderr.String(), `"nosuch"`) {
+		t.Errorf("tether help nosuch = exit %d, stdout %q, stderr %q; want exit 2 and the topic named on stderr", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := Main([]string{"help", "ls"}, strings.NewReader(""), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "tether ls") {
+		t.Errorf("tether help ls = exit %d, stdout %q; want ls's help", code, stdout.String())
+	}
+}
