@@ -72,3 +72,20 @@ func TestDurationFlagDefault(t *testing.T) {
 		t.Errorf("FlagUsages() = %q, want no default for --ttl and (default 10s) for --grace", usage)
 	}
 }
+
+// TestIntFlagError: a bad whole number is told in tether's words, naming
+// the flag and the value, not strconv's (issue 27).
+func TestIntFlagError(t *testing.T) {
+	var n int
+	fl := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	intVarP(fl, &n, "tail", "n", -1, "")
+	for _, in := range []string{"x", "1.5", "99999999999999999999"} {
+		err := fl.Parse([]string{"--tail", in})
+		if err == nil || !strings.Contains(err.Error(), "--tail") || !strings.Contains(err.Error(), `"`+in+`"`) || strings.Contains(err.Error(), "strconv") {
+			t.Errorf("--tail %s: error %v, want one naming the flag and the value in tether's words", in, err)
+		}
+	}
+	if err := fl.Parse([]string{"-n", "-3"}); err != nil || n != -3 {
+		t.Errorf("-n -3 = %d, %v, want -3, nil", n, err)
+	}
+}

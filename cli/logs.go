@@ -70,7 +70,7 @@ log again; tether reap reclaims the session).`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.follow, "follow", "f", false, "follow the log until the session stops")
-	fl.IntVarP(&f.tail, "tail", "n", -1, "print only the last `N` lines (then follow, with -f)")
+	intVarP(fl, &f.tail, "tail", "n", -1, "print only the last `N` lines (then follow, with -f)")
 	fl.StringVar(&f.since, "since", "", "print only output since a time (2026-12-01T04:00:00Z, 2026-12-01 04:00) or a duration ago (10m, 90 seconds as 90)")
 	fl.BoolVarP(&f.timestamps, "timestamps", "t", false, "prefix each line with its time (UTC) and stream")
 	fl.StringVar(&f.stream, "stream", "", "print one stream only: out or err")

@@ -56,7 +56,7 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "show this many of the log's last lines (0: none; not in --json: see tether logs --json)")
+	intVarP(cmd.Flags(), &lines, "lines", "n", 10, "show this many of the log's last lines (0: none; not in --json: see tether logs --json)")
 	return cmd
 }
 
