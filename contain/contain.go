@@ -243,8 +243,9 @@ type Cmd struct {
 	closeAfterStart []io.Closer
 	closeAfterWait  []io.Closer
 	track           *tracker
-	// marker is the fallback group's marker (markerEnv), "" for a group
-	// the kernel holds.
+	// marker is the fallback group's marker (registry.MarkerEnv: its
+	// orphans are told from other children by it, and by reap its
+	// members after tether's death), "" for a group the kernel holds.
 	marker string
 
 	mu       sync.Mutex // guards started, stopping, Grace after Start, rec and ctxErr

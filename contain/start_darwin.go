@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -167,21 +166,6 @@ func (c *Cmd) abortStarted(cause error) {
 	c.sys.ec.Process.Kill()
 	go c.supervise()
 	c.BeginStop(ReasonError)
-}
-
-// env is the command's environment: Env (nil: ours) with the run id set.
-func (c *Cmd) env() []string {
-	base := c.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := make([]string, 0, len(base)+1)
-	for _, kv := range base {
-		if !strings.HasPrefix(kv, RunIDEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, RunIDEnv+"="+c.RunID)
 }
 
 // failStart records a failed start. Nothing it started is left running:

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,14 +19,8 @@ import (
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"
 )
-
-// markerEnv carries a per-group random marker into the fallback group's
-// environment so that its orphans can be told from other children (and
-// reap, its members after tether's death).
-const markerEnv = registry.MarkerEnv
 
 type sysState struct {
 	budget     *limits.Budget
@@ -176,26 +169,6 @@ func isTerminal(r io.Reader) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-// env is the command's environment: Env (nil: ours) with the run id set,
-// and the fallback's group marker when it is in force.
-func (c *Cmd) env() []string {
-	base := c.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := make([]string, 0, len(base)+2)
-	for _, kv := range base {
-		if !strings.HasPrefix(kv, RunIDEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, RunIDEnv+"="+c.RunID)
-	if c.marker != "" {
-		env = append(env, markerEnv+"="+c.marker)
-	}
-	return env
 }
 
 // buildExec prepares the os/exec command. Non-file stdio gets pipes we copy

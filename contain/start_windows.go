@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -289,34 +288,6 @@ func dupHandle(h windows.Handle, inherit bool) (windows.Handle, error) {
 		return 0, os.NewSyscallError("DuplicateHandle", err)
 	}
 	return d, nil
-}
-
-// env is the command's environment: Env (nil: ours) with the run id set.
-// Windows names are case-insensitive.
-func (c *Cmd) env() []string {
-	base := c.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := make([]string, 0, len(base)+2)
-	hasRoot := false
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.EqualFold(name, RunIDEnv):
-			continue
-		case strings.EqualFold(name, "SYSTEMROOT"):
-			hasRoot = true
-		}
-		env = append(env, kv)
-	}
-	// Many programs fail without SYSTEMROOT (os/exec adds it too).
-	if !hasRoot {
-		if v, ok := os.LookupEnv("SYSTEMROOT"); ok {
-			env = append(env, "SYSTEMROOT="+v)
-		}
-	}
-	return append(env, RunIDEnv+"="+c.RunID)
 }
 
 // envBlock is env as CreateProcess takes it: NUL-terminated UTF-16
