@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,7 +63,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		"tether: slow: stop: 2 members in cgroup.procs; SIGTERM (and SIGCONT) sent to 2; waiting up to 300ms for them to exit (^C kills at once)\n",
 		"tether: slow: stop: kill: wrote 1 to cgroup.kill\n",
 		"tether: slow: stopped 2 processes in ",
-		"slow\tstopped (request), confirmed true\n",
+		"slow\tstopped (request): 2 processes, the kill needed after the grace; confirmed; receipt " + filepath.Join(xdg, "tether", "receipts", "slow.json") + "\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("tether stop on a terminal lacks %q:\n%s", want, got)

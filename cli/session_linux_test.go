@@ -160,7 +160,8 @@ func TestSessionTmuxOutlivesScratch(t *testing.T) {
 	// one: the server can end its pane before the pane's pidfd is opened).
 	var doc struct {
 		Receipts []struct {
-			StopConfirmed bool `json:"stop_confirmed"`
+			Name          string `json:"name"`
+			StopConfirmed bool   `json:"stop_confirmed"`
 			Stop          struct {
 				Steps []struct {
 					Name    string `json:"name"`
@@ -169,7 +170,7 @@ func TestSessionTmuxOutlivesScratch(t *testing.T) {
 			} `json:"stop"`
 		} `json:"receipts"`
 	}
-	if err := json.Unmarshal([]byte(stopOut), &doc); err != nil || len(doc.Receipts) != 1 || !doc.Receipts[0].StopConfirmed ||
+	if err := json.Unmarshal([]byte(stopOut), &doc); err != nil || len(doc.Receipts) != 1 || !doc.Receipts[0].StopConfirmed || doc.Receipts[0].Name != name ||
 		len(doc.Receipts[0].Stop.Steps) == 0 || doc.Receipts[0].Stop.Steps[0].Name != "term" || doc.Receipts[0].Stop.Steps[0].Members < 2 {
 		t.Errorf("stop receipts = %s (%v)", stopOut, err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,10 @@ cgroup.kill; reap), records the receipt and removes the
 session's runtime dir. Every session is asked at once and waited for under
 one deadline. Every session is attempted even when one fails; the exit
 status is 1 if any failed, and stderr names each failure.
+
+Prints a line per session: how many processes were stopped and how they
+ended, whether the stop is confirmed, and where the receipt is; --json
+prints the receipts themselves, each with its session's "name".
 
 A stop of a session that is already stopping joins that stop: it waits for
 the same end and prints the same receipt. Only --kill or --grace 0 change a
@@ -100,7 +105,7 @@ stops on their own).`,
 				receipts = append(receipts, r.Receipt)
 				prog.done(r.Name, r.Receipt, true)
 				if !asJSON {
-					fmt.Fprintf(e.stdout, "%s\tstopped (%s), confirmed %t\n", r.Name, r.Receipt.Stop.Reason, r.Receipt.StopConfirmed)
+					fmt.Fprintln(e.stdout, stopSummary(r.Name, r.Receipt, reg.ReceiptPath(r.Name)))
 				}
 			}
 			if asJSON {
@@ -119,6 +124,30 @@ stops on their own).`,
 	durationVar(cmd.Flags(), &grace, "grace", 0, "time members get after the stop signal (default: the session's own; 0 kills at once, also a stop under way)")
 	cmd.Flags().BoolVar(&kill, "kill", false, "kill the members at once, also of a stop already under way")
 	return cmd
+}
+
+// stopSummary is stop's line for one session: what was stopped and how
+// it ended, whether the stop is confirmed, and where its receipt is.
+func stopSummary(name string, r *receipt.Receipt, receiptPath string) string {
+	n := r.Evidence.MembersSeen
+	var how string
+	switch {
+	case n == 0:
+		how = "nothing was running"
+	case r.Evidence.KillUsed:
+		how = fmt.Sprintf("%d %s, the kill needed after the grace", n, plural(n, "process", "processes"))
+	default:
+		how = fmt.Sprintf("%d %s, ended on %s", n, plural(n, "process", "processes"), cmp.Or(r.Stop.Signal, "the stop signal"))
+	}
+	confirmed := "confirmed"
+	if !r.StopConfirmed {
+		confirmed = "NOT confirmed (the receipt's evidence says why)"
+	}
+	where := "no receipt written"
+	if _, err := os.Stat(receiptPath); receiptPath != "" && err == nil {
+		where = "receipt " + receiptPath
+	}
+	return fmt.Sprintf("%s\tstopped (%s): %s; %s; %s", name, r.Stop.Reason, how, confirmed, where)
 }
 
 // stopSignals turns the first SIGINT, SIGTERM or SIGHUP into closing kill

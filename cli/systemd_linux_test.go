@@ -49,7 +49,7 @@ func TestSessionOutlivesCallerUnit(t *testing.T) {
 		t.Fatalf("after its caller's unit ended: state %s, %d processes, leaf %s; want running, 2, in a scope", s.State, s.Procs, s.Cgroup)
 	}
 	code, out2, stderr := tetherIn(t, xdg, nil, "stop", "outlive")
-	if code != 0 || !strings.Contains(out2, "confirmed true") {
+	if code != 0 || !strings.Contains(out2, "; confirmed; receipt ") {
 		t.Errorf("tether stop = %d, %q, %q; want 0, confirmed", code, out2, stderr)
 	}
 	assertNoSurvivors(t)

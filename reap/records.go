@@ -46,6 +46,9 @@ func readRecord(reg *registry.Registry, name string) (*registry.Record, Action, 
 func finishRecord(reg *registry.Registry, rec *registry.Record, why string, r *receipt.Receipt) error {
 	var errs []error
 	if r != nil {
+		if rec.Kind == "session" {
+			r.Name = rec.Name
+		}
 		b, _ := r.JSON()
 		p, err := reg.WriteReceipt(rec.Name, b)
 		errs = append(errs, err)

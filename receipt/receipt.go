@@ -39,7 +39,9 @@ type Receipt struct {
 	SchemaVersion int `json:"schema_version"`
 	// RunID names this run or session, uniquely: it is also in the
 	// registry record and in the command's environment as TETHER_RUN_ID.
-	RunID  string `json:"run_id"`
+	RunID string `json:"run_id"`
+	// Name is the session's name (tether start --name); a run has none.
+	Name   string `json:"name,omitempty"`
 	Tether Tether `json:"tether"`
 	Host   Host   `json:"host"`
 

@@ -191,6 +191,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 // output the log lost, and frees its name once its stop was confirmed.
 func finish(w *recorder, c *contain.Cmd, log *rotatingLog, reason chan string, waitErr error) error {
 	r := c.Receipt()
+	r.Name = w.rec.Name
 	loss := log.Loss()
 	r.OutputLoss = loss
 	r.Logs, r.LogsOmitted, r.LogsOmittedBytes = log.Files()
