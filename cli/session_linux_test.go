@@ -534,3 +534,29 @@ func TestStartHoldsNoCallerPipe(t *testing.T) {
 	tetherIn(t, xdg, nil, "stop", "detached")
 	assertNoSurvivors(t)
 }
+
+// TestStatusShowsConfig: status shows what a session was started with and
+// how its stop went: start time with date and zone, the end policy, the
+// TTL's end and what is left of it, the stop signal, the pool, and the
+// receipt's verdict (issue 27).
+func TestStatusShowsConfig(t *testing.T) {
+	xdg := stateEnv(t)
+	mustStart(t, xdg, nil, "-q", "--name", "conf", "--ttl", "1h", "--signal", "INT", "--pool", "p1", "--", "sleep", "1000")
+	code, out, stderr := tetherIn(t, xdg, nil, "status", "conf")
+	if code != 0 {
+		t.Fatalf("tether status = %d: %s", code, stderr)
+	}
+	zone, _ := time.Now().Zone()
+	for _, want := range []string{"started:    " + time.Now().Format("2006-01-02"), zone + " (", "until:      main-exit\n", "ttl:        ends at ", " left)\n", "signal:     SIGINT", "pool:       p1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tether status lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, stderr := tetherIn(t, xdg, nil, "stop", "conf"); code != 0 {
+		t.Fatalf("tether stop = %d: %s", code, stderr)
+	}
+	_, out, _ = tetherIn(t, xdg, nil, "status", "conf")
+	if !strings.Contains(out, ".json (stop confirmed)\n") || strings.Contains(out, " left)") {
+		t.Errorf("tether status of the stopped session:\n%s\nwant the receipt's verdict, no TTL left", out)
+	}
+}

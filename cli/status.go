@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -60,6 +62,32 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 	return cmd
 }
 
+// localTime is a time as human output shows it: local, with its date and
+// zone (JSON has RFC 3339).
+func localTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") }
+
+// verdict is what the receipt at path says of the stop, for status: "",
+// or whether it was confirmed.
+func verdict(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return " (unreadable: " + err.Error() + ")"
+	}
+	var r struct {
+		StopConfirmed bool `json:"stop_confirmed"`
+	}
+	if json.Unmarshal(b, &r) != nil {
+		return " (not a receipt)"
+	}
+	if r.StopConfirmed {
+		return " (stop confirmed)"
+	}
+	return " (stop NOT confirmed: its evidence says why)"
+}
+
 func printStatus(w io.Writer, s session.Status) {
 	fmt.Fprintf(w, "name:       %s\nstate:      %s\ncommand:    %q\n", s.Name, stateText(s), s.Argv)
 	if s.MainPID > 0 {
@@ -69,8 +97,20 @@ func printStatus(w io.Writer, s session.Status) {
 	if s.OwnerAlive != nil {
 		fmt.Fprintf(w, " (alive: %t)", *s.OwnerAlive)
 	}
-	fmt.Fprintf(w, "\nage:        %s\nmechanism:  %s\ncgroup:     %s\n",
-		(time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second), s.Mechanism, or(s.Cgroup, "none"))
+	fmt.Fprintf(w, "\nstarted:    %s (%s ago)\n", localTime(s.CreatedAt), (time.Duration(s.AgeMS) * time.Millisecond).Round(time.Second))
+	fmt.Fprintf(w, "until:      %s\n", or(s.Until, "main-exit"))
+	if !s.ExpiresAt.IsZero() {
+		fmt.Fprintf(w, "ttl:        ends at %s", localTime(s.ExpiresAt))
+		if s.Live() {
+			fmt.Fprintf(w, " (%s left)", max(time.Until(s.ExpiresAt), 0).Round(time.Second))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "signal:     %s (the stop's first)\n", or(s.StopSignal, "SIGTERM"))
+	if s.Pool != "" {
+		fmt.Fprintf(w, "pool:       %s\n", s.Pool)
+	}
+	fmt.Fprintf(w, "mechanism:  %s\ncgroup:     %s\n", s.Mechanism, or(s.Cgroup, "none"))
 	if s.Live() {
 		mem := "-"
 		if s.MemoryBytes >= 0 {
@@ -91,9 +131,9 @@ func printStatus(w io.Writer, s session.Status) {
 			fmt.Fprintf(w, ", exit %d", s.Exit.Code)
 		}
 		if !s.EndedAt.IsZero() {
-			fmt.Fprintf(w, ", at %s", s.EndedAt.Local().Format(time.DateTime))
+			fmt.Fprintf(w, ", at %s", localTime(s.EndedAt))
 		}
-		fmt.Fprintf(w, "\nreceipt:    %s\n", or(s.Receipt, "none"))
+		fmt.Fprintf(w, "\nreceipt:    %s%s\n", or(s.Receipt, "none"), verdict(s.Receipt))
 	}
 	if l := s.OutputLoss; l != nil {
 		fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)
