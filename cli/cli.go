@@ -114,7 +114,7 @@ var subcommands = []struct {
 	make func(*env) *cobra.Command
 }{
 	{"run", newRunCmd}, {"start", newStartCmd}, {"ls", newLsCmd}, {"status", newStatusCmd},
-	{"stop", newStopCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd}, {"reap", newReapCmd},
+	{"stop", newStopCmd}, {"kill", newKillCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd}, {"reap", newReapCmd},
 	{"exec", newExecCmd}, {"env", newEnvCmd}, {"doctor", newDoctorCmd}, {"mcp", newMCPCmd},
 }
 
