@@ -26,13 +26,22 @@ import (
 func TestContextDeadlineStopsGroup(t *testing.T) {
 	for _, mech := range mechanisms(t) {
 		t.Run(string(mech), func(t *testing.T) {
-			mark := caseMark(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			mark, dir := caseMark(t), t.TempDir()
+			// A deadline the group is sure to be whole by: under TCG, sh
+			// had not forked its daemon 300 ms after the start.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			c := CommandContext(ctx, "sh", "-c", "setsid sleep 1000 & sleep 1000")
+			c := CommandContext(ctx, "sh", "-c", `setsid sleep 1000 & touch "$0/ready"; sleep 1000`, dir)
 			c.Env = append(os.Environ(), "TETHER_CASE="+mark)
 			c.Mechanism = mech
-			err := c.Run()
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFile(t, filepath.Join(dir, "ready"))
+			if ctx.Err() != nil {
+				t.Fatal("the deadline passed before the group was whole: the host is too slow for this test's 2 s")
+			}
+			err := c.Wait()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ProcessState == nil || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
 				t.Fatalf("Run() = %v; want an *exec.ExitError for SIGTERM", err)

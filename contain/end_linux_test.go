@@ -209,13 +209,23 @@ func TestFreshLeafAfterKill(t *testing.T) {
 		c := Command("sh", "-c", `trap "" TERM; echo ok`)
 		c.Mechanism = receipt.MechanismCgroup
 		c.Grace = -1
+		var err error
 		if i == 0 {
-			c = Command("sh", "-c", `trap "" TERM; sleep 1000`)
+			// Timed out once its trap is set (a fixed 50 ms timeout could
+			// come before it under TCG): the kill is needed.
+			dir := t.TempDir()
+			c = Command("sh", "-c", `trap "" TERM; touch "$0/ready"; sleep 1000`, dir)
 			c.Mechanism = receipt.MechanismCgroup
-			c.Timeout = 50 * time.Millisecond
 			c.Grace = -1
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFile(t, filepath.Join(dir, "ready"))
+			c.BeginStop(ReasonTimeout)
+			err = c.Wait()
+		} else {
+			err = c.Run()
 		}
-		err := c.Run()
 		r := c.Receipt()
 		if i == 0 && !r.Evidence.KillUsed {
 			t.Fatalf("first run did not use cgroup.kill: %+v", r.Evidence)

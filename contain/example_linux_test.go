@@ -15,7 +15,7 @@ import (
 // left in its own session — and Wait returns once the kernel confirmed
 // the group empty. The error is os/exec's, for code that expects it.
 func ExampleCommandContext() {
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c := contain.CommandContext(ctx, "sh", "-c", "setsid sleep 1000 & echo started; exec sleep 1000")
 	out, err := c.Output()
