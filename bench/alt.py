@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """alt.py N CMD... : run each command N times, alternating their order
 every round, and print the median and minimum wall time of each. A
-command is one argument with its words separated by '|'."""
+command is one argument with its words separated by '|'; leading
+KEY=VALUE words set its environment (XDG_RUNTIME_DIR=/tmp/a|tether|...)."""
 import os
 import statistics
 import subprocess
@@ -10,13 +11,21 @@ import time
 
 n = int(sys.argv[1])
 cmds = [c.split("|") for c in sys.argv[2:]]
+envs = []
+for c in cmds:
+    e = {}
+    while "=" in c[0]:
+        k, v = c.pop(0).split("=", 1)
+        e[k] = v
+    envs.append(e)
 times = [[] for _ in cmds]
 env = dict(os.environ, TETHER_NO_REAP="1")
 for r in range(n):
     order = range(len(cmds)) if r % 2 == 0 else reversed(range(len(cmds)))
     for i in order:
         t = time.perf_counter()
-        subprocess.run(cmds[i], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(cmds[i], env=dict(env, **envs[i]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         times[i].append(time.perf_counter() - t)
-for c, ts in zip(cmds, times):
+for c, e, ts in zip(cmds, envs, times):
+    c = ["%s=%s" % kv for kv in e.items() if kv[0] != "XDG_RUNTIME_DIR"] + c
     print("%-64s median %8.2f ms  min %8.2f ms" % (" ".join(c)[:64], statistics.median(ts) * 1000, min(ts) * 1000))
