@@ -167,11 +167,13 @@ func removeTree(dir string) error {
 // Check reports (and then cleans up) live processes whose environment
 // carries mark, other than the caller, and tether leaves: those under the
 // homes, and, when before is not nil, v2 leaves not in before. It returns
-// "" when nothing leaked. Processes get a moment to finish exiting before
-// they count.
+// "" when nothing leaked. Processes get a moment (3 s) to finish exiting
+// before they count: a watcher (internal/watch) serves 100 ms more after
+// its last owner leaves, and a race-built one's exit is slow on a loaded
+// machine (CI's -race pass once took more than 1 s).
 func Check(mark string, homes []string, before map[string]bool) string {
 	var procs map[int]string
-	for range 50 {
+	for range 150 {
 		procs = Find(Env, mark)
 		if len(procs) == 0 {
 			break
