@@ -56,11 +56,8 @@ func stateEnv(t *testing.T) string {
 // empty" (seen in CI's FuzzArgv).
 func awaitWatcherGone(t *testing.T, state string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); len(leakcheck.Find(watch.Env, state)) > 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("the watcher of %s did not exit: %v", state, leakcheck.Find(watch.Env, state))
-			return
-		}
+	if left := leakcheck.AwaitGone(watch.Env, state, 10*time.Second); len(left) > 0 {
+		t.Errorf("the watcher of %s did not exit: %v", state, left)
 	}
 }
 

@@ -18,13 +18,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/registry"
+	"golang.org/x/sys/unix"
 )
 
 // faultCaseEnv carries a per-test marker into every process a fault test
@@ -127,6 +127,13 @@ func faultSetup(t *testing.T) *faultEnv {
 	}
 	f := &faultEnv{t: t, bin: bin, mark: faultHex(8), io: t.TempDir()}
 	f.xdg = t.TempDir()
+	t.Cleanup(func() {
+		// Before the temp dir goes (cleanups run last first): the state
+		// dir's watcher may still be making or removing its socket.
+		if left := leakcheck.AwaitGone(watch.Env, filepath.Join(f.xdg, "tether"), 10*time.Second); len(left) > 0 {
+			t.Errorf("the watcher of %s did not exit: %v", f.xdg, left)
+		}
+	})
 	if err := os.Chmod(f.xdg, 0o700); err != nil {
 		t.Fatal(err)
 	}

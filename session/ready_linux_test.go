@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/session"
 )
 
@@ -19,6 +21,13 @@ import (
 func TestClientStartReady(t *testing.T) {
 	state := t.TempDir()
 	os.Chmod(state, 0o700)
+	t.Cleanup(func() {
+		// Before the temp dir goes: its watcher may still be making or
+		// removing its socket there.
+		if left := leakcheck.AwaitGone(watch.Env, state, 10*time.Second); len(left) > 0 {
+			t.Errorf("the watcher of %s did not exit: %v", state, left)
+		}
+	})
 	client, err := session.Open(state)
 	if err != nil {
 		t.Fatal(err)

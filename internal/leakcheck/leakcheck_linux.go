@@ -238,6 +238,23 @@ func Find(name, value string) map[int]string {
 	return out
 }
 
+// AwaitGone waits up to d for the processes Find(name, value) returns to
+// be gone, and returns those still there. A test whose temp dir is a
+// state dir waits so for that dir's watcher (internal/watch), which
+// outlives its last owner by a moment and may still be creating or
+// removing its socket there: the dir's removal fails meanwhile
+// ("directory not empty").
+func AwaitGone(name, value string, d time.Duration) map[int]string {
+	deadline := time.Now().Add(d)
+	for {
+		left := Find(name, value)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // mounts maps "cgroup2" and each v1 controller list ("memory",
 // "cpu,cpuacct") to its mount point.
 func mounts() map[string]string {
