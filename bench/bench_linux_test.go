@@ -15,6 +15,7 @@ import (
 	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -196,6 +197,7 @@ func BenchmarkSupervisorRSS(b *testing.B) {
 
 func supervisorsMemory(b *testing.B, bin string, n int) (rss, pss []time.Duration) {
 	xdg := b.TempDir()
+	leakcheck.AwaitAtCleanup(b, watch.Env, filepath.Join(xdg, "tether")) // its watcher, before the dir goes
 	os.Chmod(xdg, 0o700)
 	env := append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
 	run := func(args ...string) string {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/watch"
 )
 
 // sessionBench is what the session benchmarks share: it skips without
@@ -18,6 +21,7 @@ func sessionBench(b *testing.B) (bin, xdg string, env []string) {
 	}
 	bin = build(b, "../cmd/tether")
 	xdg = b.TempDir()
+	leakcheck.AwaitAtCleanup(b, watch.Env, filepath.Join(xdg, "tether")) // its watcher, before the dir goes
 	os.Chmod(xdg, 0o700)
 	return bin, xdg, append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
 }

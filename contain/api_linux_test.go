@@ -254,13 +254,7 @@ func TestRegistryRecord(t *testing.T) {
 		t.Run(string(mech), func(t *testing.T) {
 			state := t.TempDir()
 			os.Chmod(state, 0o700)
-			t.Cleanup(func() {
-				// Before the temp dir goes (cleanups run last first): its
-				// watcher may still be making or removing its socket there.
-				if left := leakcheck.AwaitGone(watch.Env, state, 10*time.Second); len(left) > 0 {
-					t.Errorf("the watcher of %s did not exit: %v", state, left)
-				}
-			})
+			leakcheck.AwaitAtCleanup(t, watch.Env, state) // its watcher, before the dir goes
 			reg, err := registry.Open(state)
 			if err != nil {
 				t.Fatal(err)

@@ -127,13 +127,7 @@ func faultSetup(t *testing.T) *faultEnv {
 	}
 	f := &faultEnv{t: t, bin: bin, mark: faultHex(8), io: t.TempDir()}
 	f.xdg = t.TempDir()
-	t.Cleanup(func() {
-		// Before the temp dir goes (cleanups run last first): the state
-		// dir's watcher may still be making or removing its socket.
-		if left := leakcheck.AwaitGone(watch.Env, filepath.Join(f.xdg, "tether"), 10*time.Second); len(left) > 0 {
-			t.Errorf("the watcher of %s did not exit: %v", f.xdg, left)
-		}
-	})
+	leakcheck.AwaitAtCleanup(t, watch.Env, filepath.Join(f.xdg, "tether")) // its watcher, before the dir goes
 	if err := os.Chmod(f.xdg, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -21,13 +21,7 @@ import (
 func TestClientStartReady(t *testing.T) {
 	state := t.TempDir()
 	os.Chmod(state, 0o700)
-	t.Cleanup(func() {
-		// Before the temp dir goes: its watcher may still be making or
-		// removing its socket there.
-		if left := leakcheck.AwaitGone(watch.Env, state, 10*time.Second); len(left) > 0 {
-			t.Errorf("the watcher of %s did not exit: %v", state, left)
-		}
-	})
+	leakcheck.AwaitAtCleanup(t, watch.Env, state) // its watcher, before the dir goes
 	client, err := session.Open(state)
 	if err != nil {
 		t.Fatal(err)

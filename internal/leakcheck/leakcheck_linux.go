@@ -255,6 +255,19 @@ func AwaitGone(name, value string, d time.Duration) map[int]string {
 	}
 }
 
+// AwaitAtCleanup registers a cleanup on tb that waits (AwaitGone, 10 s)
+// for the processes whose environment holds name=value to be gone, and
+// fails tb if some are not. Registered right after a temp dir is made,
+// it runs before the dir's removal (cleanups run last first): for a
+// state dir, name=value is its watcher's (watch.Env=dir).
+func AwaitAtCleanup(tb testing.TB, name, value string) {
+	tb.Cleanup(func() {
+		if left := AwaitGone(name, value, 10*time.Second); len(left) > 0 {
+			tb.Errorf("still running after 10 s (%s=%s): %v", name, value, left)
+		}
+	})
+}
+
 // mounts maps "cgroup2" and each v1 controller list ("memory",
 // "cpu,cpuacct") to its mount point.
 func mounts() map[string]string {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/watch"
 )
 
 // BenchmarkListRoundTrip: one MCP list call through a live `tether mcp`
@@ -20,6 +22,7 @@ import (
 func BenchmarkListRoundTrip(b *testing.B) {
 	bin := build(b)
 	xdg := b.TempDir()
+	leakcheck.AwaitAtCleanup(b, watch.Env, filepath.Join(xdg, "tether")) // its watcher, before the dir goes
 	os.Chmod(xdg, 0o700)
 	env := append(os.Environ(), "XDG_RUNTIME_DIR="+xdg, caseEnv+"="+randid.Hex(8), "TETHER_NO_REAP=1")
 	for _, n := range []string{"a", "b", "c"} {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/watch"
 )
 
 // TestMain fails the run if a test leaves a process or a leaf behind.
@@ -53,6 +54,7 @@ func build(t testing.TB) string {
 func server(t *testing.T, bin, mark string) *mcp.ClientSession {
 	t.Helper()
 	xdg := t.TempDir()
+	leakcheck.AwaitAtCleanup(t, watch.Env, filepath.Join(xdg, "tether")) // its watcher, before the dir goes
 	os.Chmod(xdg, 0o700)
 	cmd := exec.Command(filepath.Join(bin, "tether"), "mcp")
 	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+xdg, caseEnv+"="+mark, "TETHER_NO_REAP=1")
