@@ -22,7 +22,9 @@ func TestStoppedMemberContinued(t *testing.T) {
 	for _, mech := range mechanisms(t) {
 		t.Run(string(mech), func(t *testing.T) {
 			mark, dir := caseMark(t), t.TempDir()
-			c := Command("sh", "-c", `sleep 1000 & echo $! > "$D/pid"; sleep 1000 & wait`)
+			// The pid file is written once both children are forked: under
+			// TCG the stop could come before the second fork.
+			c := Command("sh", "-c", `sleep 1000 & p=$!; sleep 1000 & echo $p > "$D/pid"; wait`)
 			c.Env = append(os.Environ(), "TETHER_CASE="+mark, "D="+dir)
 			c.Mechanism, c.Grace = mech, time.Minute
 			if err := c.Start(); err != nil {
