@@ -3,15 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
@@ -43,7 +42,7 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 			if asJSON {
 				return printJSON(e, s)
 			}
-			printStatus(e.stdout, s)
+			printStatus(e.stdout, s, verdict(client, s.Record))
 			if lines > 0 {
 				// The tail as tether logs --tail prints it, gaps noted.
 				var tail bytes.Buffer
@@ -66,29 +65,24 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 // zone (JSON has RFC 3339).
 func localTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 MST") }
 
-// verdict is what the receipt at path says of the stop, for status: "",
-// or whether it was confirmed.
-func verdict(path string) string {
-	if path == "" {
+// verdict is what rec's receipt says of the stop, for status: "", or
+// whether it was confirmed. It is read as every receipt is
+// (Client.Receipt): a FIFO planted in its place is not waited on.
+func verdict(client *session.Client, rec *registry.Record) string {
+	if rec.Receipt == "" {
 		return ""
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	r, err := client.Receipt(rec)
+	switch {
+	case err != nil:
 		return " (unreadable: " + err.Error() + ")"
-	}
-	var r struct {
-		StopConfirmed bool `json:"stop_confirmed"`
-	}
-	if json.Unmarshal(b, &r) != nil {
-		return " (not a receipt)"
-	}
-	if r.StopConfirmed {
+	case r.StopConfirmed:
 		return " (stop confirmed)"
 	}
 	return " (stop NOT confirmed: its evidence says why)"
 }
 
-func printStatus(w io.Writer, s session.Status) {
+func printStatus(w io.Writer, s session.Status, verdict string) {
 	fmt.Fprintf(w, "name:       %s\nstate:      %s\ncommand:    %q\n", s.Name, stateText(s), s.Argv)
 	if s.MainPID > 0 {
 		fmt.Fprintf(w, "main pid:   %d\n", s.MainPID)
@@ -133,7 +127,7 @@ func printStatus(w io.Writer, s session.Status) {
 		if !s.EndedAt.IsZero() {
 			fmt.Fprintf(w, ", at %s", localTime(s.EndedAt))
 		}
-		fmt.Fprintf(w, "\nreceipt:    %s%s\n", or(s.Receipt, "none"), verdict(s.Receipt))
+		fmt.Fprintf(w, "\nreceipt:    %s%s\n", or(s.Receipt, "none"), verdict)
 	}
 	if l := s.OutputLoss; l != nil {
 		fmt.Fprintf(w, "output lost: %d bytes (%d lines) since %s: %s\n", l.DroppedBytes, l.DroppedLines, l.FirstAt.Format(time.RFC3339), l.Error)

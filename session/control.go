@@ -81,6 +81,13 @@ func readReceipt(reg *registry.Registry, rec *registry.Record) (*receipt.Receipt
 	return &r, nil
 }
 
+// Receipt reads the receipt rec names, through the registry's checks (a
+// FIFO, link or another user's file in its place is refused, not
+// followed or waited on).
+func (c *Client) Receipt(rec *registry.Record) (*receipt.Receipt, error) {
+	return readReceipt(c.Registry, rec)
+}
+
 // family returns the live sessions owned, directly or through others, by
 // the session with supervisor token sup, children before parents.
 func family(reg *registry.Registry, sup string) []*registry.Record {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tether-run/tether/internal/randid"
-	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
@@ -107,7 +106,7 @@ func (t *tools) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mcp
 	defer cancel()
 	if rec, err = t.client.Wait(wctx, rec.Name); err == nil {
 		out.Ended = true
-		out.fill(rec)
+		out.fill(t.client, rec)
 	}
 	tl := newTail(MaxOutput)
 	t.client.Logs(ctx, out.Name, tl, session.LogOptions{Tail: -1})
@@ -119,34 +118,18 @@ func (t *tools) run(ctx context.Context, _ *mcp.CallToolRequest, in RunIn) (*mcp
 }
 
 // fill sets what an ended session's record and receipt say.
-func (o *RunOut) fill(rec *registry.Record) {
+func (o *RunOut) fill(client *session.Client, rec *registry.Record) {
 	code := -1
 	if rec.Exit != nil {
 		code = rec.Exit.Code
 	}
 	o.ExitCode, o.StopReason, o.Receipt = &code, rec.StopReason, rec.Receipt
-	if r := readReceipt(rec.Receipt); r != nil {
+	if r, err := client.Receipt(rec); err == nil {
 		o.Stragglers, o.StopConfirmed = r.StragglersTotal, r.StopConfirmed
 		if r.TimedOut || rec.StopReason == "ttl" {
 			code = 124
 		}
 	}
-}
-
-// readReceipt reads the receipt at p, or nil.
-func readReceipt(p string) *receipt.Receipt {
-	if p == "" {
-		return nil
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil
-	}
-	var r receipt.Receipt
-	if json.Unmarshal(b, &r) != nil {
-		return nil
-	}
-	return &r
 }
 
 // StartIn is the start tool's input.
