@@ -14,19 +14,13 @@ func UID(c *net.UnixConn) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	var uid uint32
+	var cred *unix.Ucred
 	var cerr error
-	if err := raw.Control(func(fd uintptr) { uid, cerr = FD(int(fd)) }); err != nil {
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
 		return 0, err
 	}
-	return uid, cerr
-}
-
-// FD is UID for a socket held as a bare descriptor.
-func FD(fd int) (uint32, error) {
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil {
-		return 0, err
+	if cerr != nil {
+		return 0, cerr
 	}
 	return cred.Uid, nil
 }

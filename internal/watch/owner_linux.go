@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/internal/peercred"
 	"golang.org/x/sys/unix"
 )
 
@@ -271,9 +270,10 @@ func dial(dir string) (int, error) {
 	return fd, nil
 }
 
-// checkPeer admits only a peer of our own uid.
+// checkPeer admits only a peer of our own uid: the owner's check of its
+// watcher, and the watcher's of each owner.
 func checkPeer(fd int) error {
-	uid, err := peercred.FD(fd)
+	uid, err := rawPeerUID(fd)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func Serve() {
 	if err != nil {
 		return
 	}
-	w := &watcher{ep: ep, raw: raw, epf: epf, conns: map[int]*peer{}, lfd: -1, euid: os.Geteuid()}
+	w := &watcher{ep: ep, raw: raw, epf: epf, conns: map[int]*peer{}, lfd: -1}
 	if unix.SetNonblock(3, true) == nil {
 		unix.CloseOnExec(3)
 		w.add(3)
@@ -70,7 +70,6 @@ type watcher struct {
 	lfd       int             // the listener, or -1
 	dfd, lock int             // the state dir and the held watch.lock, with a listener
 	conns     map[int]*peer
-	euid      int            // an owner's uid must be ours
 	stops     sync.WaitGroup // the groups of dead owners being stopped
 }
 
@@ -146,7 +145,7 @@ func (w *watcher) accept() {
 		if err != nil {
 			return
 		}
-		if uid, err := rawPeerUID(fd); err != nil || int(uid) != w.euid {
+		if checkPeer(fd) != nil {
 			rawClose(fd)
 			continue
 		}
