@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/receipt"

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"golang.org/x/sys/unix"
 )

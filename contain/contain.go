@@ -73,7 +73,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"

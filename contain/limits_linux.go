@@ -6,10 +6,11 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/tether-run/tether/cgroup"
-	"github.com/tether-run/tether/limits"
-	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-run/tether/internal/budget"
+	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/receipt"
 )
 
 // applyLimits writes the budget before anything starts. A failure removes
@@ -18,7 +19,7 @@ func (c *Cmd) applyLimits() error {
 	if c.Limits.IsZero() {
 		return nil
 	}
-	b, err := limits.Apply(c.Limits, c.leaf, c.BestEffortLimits)
+	b, err := budget.Apply(c.Limits, c.leaf, c.BestEffortLimits)
 	if b != nil {
 		c.sys.v1Leaves = sortedValues(b.V1Dirs())
 		c.rec.Limits = c.limitsReceipt(b)
@@ -35,7 +36,7 @@ func (c *Cmd) applyLimits() error {
 
 // limitsReceipt is the budget's receipt with every v1 leaf the run
 // created, removed or not.
-func (c *Cmd) limitsReceipt(b *limits.Budget) *receipt.Limits {
+func (c *Cmd) limitsReceipt(b *budget.Budget) *receipt.Limits {
 	r := b.Receipt()
 	r.V1Leaves = c.sys.v1Leaves
 	if c.sys.v1Verified {

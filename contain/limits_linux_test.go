@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
-	"github.com/tether-run/tether/delegate"
+	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/delegate"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 )

@@ -10,20 +10,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/budget"
 	"github.com/tether-run/tether/internal/crash"
 
-	"github.com/tether-run/tether/cgroup"
-	"github.com/tether-run/tether/delegate"
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/delegate"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/stop"
-	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
-	"golang.org/x/sys/unix"
 )
 
 type sysState struct {
-	budget     *limits.Budget
+	budget     *budget.Budget
 	v1Err      error    // the spawner thread could not leave the v1 leaves
 	v1Verified bool     // the spawner thread was proven in every v1 leaf before fork
 	v1Leaves   []string // every v1 leaf the run created

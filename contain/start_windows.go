@@ -8,9 +8,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tether-run/tether/limits"
-	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
+
+	"github.com/tether-run/tether/internal/budget"
+	"github.com/tether-run/tether/receipt"
 )
 
 var (
@@ -28,7 +29,7 @@ const killExitCode = 137
 
 type sysState struct {
 	job       *job
-	budget    *limits.JobBudget // nil: no limits
+	budget    *budget.JobBudget // nil: no limits
 	proc      windows.Handle    // the main process
 	pid       uint32
 	exitCh    chan exitResult
@@ -100,7 +101,7 @@ func (c *Cmd) checkOptions() error {
 	if c.Limits.IsZero() {
 		return nil
 	}
-	b, err := limits.ForJob(c.Limits, limits.HostCPUs(), c.BestEffortLimits)
+	b, err := budget.ForJob(c.Limits, budget.HostCPUs(), c.BestEffortLimits)
 	if err != nil {
 		return err
 	}

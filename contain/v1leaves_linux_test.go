@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 )

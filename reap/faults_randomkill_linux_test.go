@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/reap"
 )
 

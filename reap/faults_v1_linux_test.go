@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 )
 
 // TestFaultV1LeavesReaped kills `tether run --memory --pids` at each crash

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/registry"
 )
 

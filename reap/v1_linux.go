@@ -3,7 +3,7 @@ package reap
 import (
 	"errors"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/registry"
 )
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/internal/atomicfile"
 )
 
 // SchemaVersion is the version of the receipt format. It changes when a

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 

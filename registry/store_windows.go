@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/internal/atomicfile"
 )
 
 // The registry's writes on Windows, by path: the state directory's

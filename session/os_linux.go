@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tether-run/tether/cgroup"
-	"github.com/tether-run/tether/delegate"
+	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/delegate"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )

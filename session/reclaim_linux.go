@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tether-run/tether/cgroup"
+	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/stop"
 
 	"github.com/tether-run/tether/registry"

@@ -14,7 +14,7 @@ GOOS=windows go test -count=1 -timeout 10m ./contain/ ./receipt/ ./registry/ ./i
 # These cli tests use t.TempDir, whose cleanup (os.RemoveAll) fails under
 # Wine 8 (FileDispositionInformationEx is not implemented); they test flag
 # parsing, the same code on every system.
-GOOS=windows go test -count=1 -timeout 10m -skip '^(TestReadEnvFile|TestReadEnvFileBad|TestEnviron)$' ./cli/
+GOOS=windows go test -count=1 -timeout 10m -skip '^(TestReadEnvFile|TestReadEnvFileBad|TestEnviron)$' ./internal/cli/
 
 # tether killed while its run holds a child and a grandchild, from Linux
 # (SIGKILL) and from Windows (taskkill /F: TerminateProcess); a program

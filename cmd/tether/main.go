@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/tether-run/tether/cli"
+	"github.com/tether-run/tether/internal/cli"
 )
 
 func main() { os.Exit(cli.Tether()) }

@@ -12,7 +12,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra/doc"
-	"github.com/tether-run/tether/cli"
+	"github.com/tether-run/tether/internal/cli"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-	"github.com/tether-run/tether/cli"
+	"github.com/tether-run/tether/internal/cli"
 )
 
 // TestManPages generates the pages and checks that every command a user

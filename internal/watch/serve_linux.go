@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/atomicfile"
+	"github.com/tether-run/tether/internal/atomicfile"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package limits
-
-import "errors"
-
-// CheckFree is not implemented on this system.
-func CheckFree(path string, need int64) error { return errors.ErrUnsupported }
