@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 )
 

@@ -6,14 +6,13 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 )
 
 // Member is a process Join started in a running group.
 type Member struct {
-	// Token is the member's identity (boot id, pid, start time).
-	Token identity.Token
+	token identity.Token // the member's identity (boot id, pid, start time)
 	ec    *exec.Cmd
 	exit  chan exitResult
 }
@@ -63,7 +62,7 @@ func (c *Cmd) Join(ec *exec.Cmd) (*Member, error) {
 		m.exit <- exitResult{state: st, err: werr}
 	}()
 	if res.h != nil {
-		m.Token = res.h.Token
+		m.token = res.h.Token
 		res.h.Close()
 	}
 	if err := firstErr(res.err, res.placeErr); err != nil {

@@ -8,14 +8,13 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 )
 
 // Member is a process Join started in a running group.
 type Member struct {
-	// Token is the member's identity.
-	Token identity.Token
+	token identity.Token // the member's identity (boot id, pid, start time)
 }
 
 // Join starts ec as one more member of the running group: Linux only for

@@ -8,15 +8,14 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
 )
 
 // Member is a process Join started in a running group.
 type Member struct {
-	// Token is the member's identity.
-	Token identity.Token
+	token identity.Token // the member's identity (boot id, pid, start time)
 	mu    sync.Mutex
 	h     windows.Handle // the member's process, held until Wait returns (then 0)
 }
@@ -74,10 +73,10 @@ func (c *Cmd) Join(ec *exec.Cmd) (*Member, error) {
 	m := &Member{h: pi.Process}
 	if dup, err := dupHandle(pi.Process, false); err == nil {
 		if jm := c.sys.job.adopt(pi.ProcessId, dup); jm != nil {
-			m.Token, _ = identity.Parse(jm.token)
+			m.token, _ = identity.Parse(jm.token)
 		}
 	}
-	if m.Token.IsZero() {
+	if m.token.IsZero() {
 		windows.TerminateProcess(pi.Process, killExitCode)
 		m.Wait()
 		return nil, fmt.Errorf("%w: the member (pid %d) could not be proven in the job", ErrPlacement, pi.ProcessId)

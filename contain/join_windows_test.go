@@ -37,8 +37,8 @@ func TestJoin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Join = %v", err)
 	}
-	if m.Token.OS != "windows" || m.Token.PID == 0 {
-		t.Errorf("member token %+v", m.Token)
+	if !strings.HasPrefix(m.Token(), "windows:") || m.PID() == 0 {
+		t.Errorf("member token %q, pid %d", m.Token(), m.PID())
 	}
 	done := make(chan int, 1)
 	go func() { done <- m.Wait().Code }()

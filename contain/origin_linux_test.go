@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/version"
 )

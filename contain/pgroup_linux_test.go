@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/stop"
 )
 

@@ -3,7 +3,7 @@ package contain
 import (
 	"os"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"golang.org/x/sys/unix"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/procfs"
 	"golang.org/x/sys/unix"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // hasChildrenHelperEnv makes the test binary, started by TestHasChildren,

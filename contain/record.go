@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"

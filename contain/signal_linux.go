@@ -6,7 +6,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // Signal sends sig to the main process through its pidfd, so never to a

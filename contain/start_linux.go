@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/delegate"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/receipt"

@@ -1,7 +1,7 @@
 package contain
 
 import (
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"os"
 	"os/exec"
 	"path/filepath"

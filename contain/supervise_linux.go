@@ -4,7 +4,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/receipt"
 )

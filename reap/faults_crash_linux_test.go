@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/delegate"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/registry"
 )

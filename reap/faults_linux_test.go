@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/reap"

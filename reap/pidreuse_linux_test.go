@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/registry"
 )

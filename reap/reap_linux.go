@@ -10,8 +10,8 @@ import (
 
 	"github.com/tether-run/tether/internal/par"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )

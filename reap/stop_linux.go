@@ -7,8 +7,8 @@ import (
 	"github.com/tether-run/tether/internal/stop"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"

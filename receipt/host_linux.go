@@ -1,7 +1,7 @@
 package receipt
 
 import (
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"golang.org/x/sys/unix"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"golang.org/x/sys/windows"
 )
 

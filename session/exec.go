@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -133,7 +133,7 @@ func (s *execServer) handle(conn execConn) {
 		f.Close() // the command has its own copies
 	}
 	stdio = nil
-	enc.Encode(execReply{Token: m.Token.String()})
+	enc.Encode(execReply{Token: m.Token()})
 	exit := m.Wait()
 	enc.Encode(execReply{Exit: &exit})
 }

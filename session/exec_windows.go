@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/windows"
 )

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // followPoll is how often a follow looks at the log on Windows and macOS.

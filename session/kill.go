@@ -5,7 +5,7 @@ package session
 import (
 	"syscall"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
 )
 

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/stop"
 	"github.com/tether-run/tether/registry"
 )

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
 )
 

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/atomicfile"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/par"
 	"github.com/tether-run/tether/registry"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/procfs"
 	"github.com/tether-run/tether/registry"
 )

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/atomicfile"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/reap"
 	"github.com/tether-run/tether/receipt"

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/hooks"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )

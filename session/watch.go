@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // stopRequestPrefix begins the name of every request file.

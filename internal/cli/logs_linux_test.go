@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // signalWriter buffers what is written and closes seen once it holds

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/registry"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/identity"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"

@@ -3,8 +3,8 @@ package stop
 import (
 	"errors"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // Caveats a receipt carries when a path of an older kernel was taken.

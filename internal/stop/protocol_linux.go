@@ -6,9 +6,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/identity"
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/crash"
+	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/par"
 	"golang.org/x/sys/unix"
 )
