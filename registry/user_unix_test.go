@@ -8,12 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tether-run/tether/internal/testuser"
 )
 
 // helperEnv makes the test binary a helper (TestMain): it opens the
@@ -45,36 +45,9 @@ func openDefault(w io.Writer) int {
 // so that neither package's tests remove the other's user.
 const testUserName = "tether-test2"
 
-// secondUser returns the uid and gid of a user other than the caller,
-// made with useradd for t (and removed with userdel after it) unless it
-// exists. It needs root.
-func secondUser(t *testing.T) (uid, gid int) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("needs root: makes a second user with useradd and gives it files")
-	}
-	u, err := user.Lookup(testUserName)
-	if err != nil {
-		useradd, lerr := exec.LookPath("useradd")
-		if lerr != nil {
-			t.Skipf("no useradd to make a second user: %v", lerr)
-		}
-		if out, err := exec.Command(useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", testUserName).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", testUserName, err, out)
-		}
-		t.Cleanup(func() {
-			if out, err := exec.Command("userdel", testUserName).CombinedOutput(); err != nil {
-				t.Errorf("userdel %s: %v\n%s", testUserName, err, out)
-			}
-		})
-		if u, err = user.Lookup(testUserName); err != nil {
-			t.Fatal(err)
-		}
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	return uid, gid
-}
+// secondUser returns the uid and gid of a user other than the caller
+// (testuser.Ensure). It needs root.
+func secondUser(t *testing.T) (uid, gid int) { return testuser.Ensure(t, testUserName) }
 
 // publicDir is a t.TempDir that any user can search (t.TempDir's own
 // parent is made 0700).
