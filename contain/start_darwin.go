@@ -146,8 +146,10 @@ func (c *Cmd) launch() error {
 		c.sys.exitCh <- exitResult{state: st, err: werr, at: time.Now()}
 	}()
 	if terr != nil {
-		// Killed by abortStarted; the protocol then walks for a main that
-		// cannot be named, and finds nothing of it.
+		// Killed here, by pid: it is our child, not yet waited for, so
+		// the pid is still its own. abortStarted's protocol then walks
+		// for a main that cannot be named, and finds nothing of it.
+		ec.Process.Kill()
 		c.sys.group = newPgroupState(macTable{}, identity.Token{PID: ec.Process.Pid}, os.Getpid())
 		c.rec.Main = &receipt.Process{PID: ec.Process.Pid, Argv: append([]string(nil), c.Args...)}
 		c.abortStarted(fmt.Errorf("contain: cannot identify the main process: %w", terr))
@@ -159,46 +161,17 @@ func (c *Cmd) launch() error {
 	return nil
 }
 
-// abortStarted kills a main process that started but must not run, and
-// cleans up through the ordinary protocol.
-func (c *Cmd) abortStarted(cause error) {
-	c.rec.Error = cause.Error()
-	c.sys.ec.Process.Kill()
-	go c.supervise()
-	c.BeginStop(ReasonError)
-}
-
-// failStart records a failed start. Nothing it started is left running:
-// a main process that started is killed by abortStarted's protocol.
-func (c *Cmd) failStart(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// undoStart closes the child's ends of the pipes and reports whether the
+// main process was started.
+func (c *Cmd) undoStart() (ran bool) {
 	for _, f := range c.sys.childEnds {
 		f.Close()
 	}
-	if c.rec.Error == "" {
-		c.rec.Error = err.Error()
-	}
-	if c.sys.ec != nil {
-		return // abortStarted's protocol ends the run
-	}
-	c.rec.Exit.Code = StartErrorCode(err)
-	c.rec.EndedAt = time.Now().UTC()
-	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
-	c.rec.StopConfirmed = true
-	c.rec.Evidence.Empty = true
-	c.rec.Evidence.EmptyBy = "nothing was started"
-	if c.rec.Stop.Reason == "" {
-		c.rec.Stop.Reason = string(ReasonStartFailed)
-	}
-	c.waitErr = err
-	c.track.finish(&c.rec, err)
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
+	return c.sys.ec != nil
 }
+
+// nothingRan has nothing more to end here.
+func (c *Cmd) nothingRan() {}
 
 // Signal sends sig to the main process, as os.Process.Signal; once it
 // has exited it returns os.ErrProcessDone. To stop the run, use Stop: the

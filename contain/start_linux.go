@@ -217,56 +217,27 @@ func (c *Cmd) processRecord(t identity.Token) *receipt.Process {
 	return &receipt.Process{PID: t.PID, Token: t.String(), Argv: argv, StartedAt: identity.StartedAt(t)}
 }
 
-// abortStarted kills a process that started but must not run, and cleans
-// up through the ordinary protocol.
-func (c *Cmd) abortStarted(cause error) {
-	c.rec.Error = cause.Error()
-	go c.supervise()
-	c.BeginStop(ReasonError)
-	c.Kill()
-	<-c.done
-}
-
-// failStart finishes the receipt of a start that failed.
-func (c *Cmd) failStart(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sys.proc == nil {
-		// Nothing ran: the leaves are empty and go now (the v1 ones too:
-		// a failed exec under --memory used to leave them).
-		c.removeBudget()
-		if c.leaf != nil {
-			if rerr := c.leaf.Remove(); rerr == nil && c.rec.Cgroup != nil {
-				c.rec.Cgroup.Removed = true
-				c.sys.budget.Restore()
-			}
+// undoStart removes what a start made for a process that never ran (its
+// leaves, v1 ones included: a failed exec under --memory used to leave
+// them, and the parent's controllers it enabled), and reports whether one
+// ran.
+func (c *Cmd) undoStart() (ran bool) {
+	if c.sys.proc != nil {
+		return true
+	}
+	c.removeBudget()
+	if c.leaf != nil {
+		if rerr := c.leaf.Remove(); rerr == nil && c.rec.Cgroup != nil {
+			c.rec.Cgroup.Removed = true
+			c.sys.budget.Restore()
 		}
 	}
-	if c.rec.Error == "" {
-		c.rec.Error = err.Error()
-	}
-	c.rec.Exit.Code = StartErrorCode(err)
-	c.rec.EndedAt = time.Now().UTC()
-	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
-	if c.sys.proc == nil {
-		// Nothing ran: the empty group is trivially confirmed stopped.
-		c.rec.StopConfirmed = true
-		c.rec.Evidence.Empty = true
-		c.rec.Evidence.EmptyBy = "nothing was started"
-		c.rec.Evidence.LeafRemoved = c.rec.Cgroup != nil && c.rec.Cgroup.Removed
-	}
-	if c.rec.Stop.Reason == "" {
-		c.rec.Stop.Reason = string(ReasonStartFailed)
-	}
-	c.waitErr = err
-	c.track.finish(&c.rec, err)
-	if c.sys.proc == nil {
-		c.unwatchOwner()
-		c.releaseSubreaper() // nothing ran: no orphan can come
-	}
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
+	return false
+}
+
+// nothingRan ends what a start set up for a run that never had a
+// process: the owner-death watch and the subreaper (no orphan can come).
+func (c *Cmd) nothingRan() {
+	c.unwatchOwner()
+	c.releaseSubreaper()
 }

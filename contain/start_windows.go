@@ -305,49 +305,24 @@ func envBlock(env []string) ([]uint16, error) {
 	return append(b, 0), nil
 }
 
-// abortStarted kills a process that started but must not run, and cleans
-// up through the ordinary protocol.
-func (c *Cmd) abortStarted(cause error) {
-	c.rec.Error = cause.Error()
-	go c.supervise()
-	c.BeginStop(ReasonError)
-	c.Kill()
-	<-c.done
-}
-
-// failStart finishes the receipt of a start that failed.
-func (c *Cmd) failStart(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// undoStart closes the child's ends of the pipes and, when no process
+// was created, the job; it reports whether one was.
+func (c *Cmd) undoStart() (ran bool) {
 	for _, f := range c.sys.childEnds {
 		f.Close()
 	}
-	if c.sys.proc == 0 && c.sys.job != nil {
+	if c.sys.proc != 0 {
+		return true
+	}
+	if c.sys.job != nil {
 		c.sys.job.close()
 		c.rec.Job.Closed = true
 	}
-	if c.rec.Error == "" {
-		c.rec.Error = err.Error()
-	}
-	c.rec.Exit.Code = StartErrorCode(err)
-	c.rec.EndedAt = time.Now().UTC()
-	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
-	if c.sys.proc == 0 {
-		c.rec.StopConfirmed = true
-		c.rec.Evidence.Empty = true
-		c.rec.Evidence.EmptyBy = "nothing was started"
-	}
-	if c.rec.Stop.Reason == "" {
-		c.rec.Stop.Reason = string(ReasonStartFailed)
-	}
-	c.waitErr = err
-	c.track.finish(&c.rec, err)
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
+	return false
 }
+
+// nothingRan has nothing more to end here.
+func (c *Cmd) nothingRan() {}
 
 // spawnErrorCode is StartErrorCode for a failed CreateProcess.
 func spawnErrorCode(pe *os.PathError) (int, bool) {
