@@ -140,6 +140,11 @@ const (
 	DefaultKillWait = 5 * time.Second
 )
 
+// NoGrace as a Grace (of Cmd, SetGrace, session.StopOptions or
+// reap.Options) kills at once after the stop signal: any negative
+// duration means the same; zero means the default.
+const NoGrace time.Duration = -1
+
 // Cmd is a command run inside its own containment. Set its fields before
 // Start; a Cmd cannot be reused.
 type Cmd struct {
@@ -174,7 +179,7 @@ type Cmd struct {
 	// the run's exit code is 124, as timeout(1) makes it.
 	Timeout time.Duration
 	// Grace is how long members have after StopSignal before they are
-	// killed (default DefaultGrace; negative means none). Set it before
+	// killed (default DefaultGrace; NoGrace none). Set it before
 	// Start; afterwards use SetGrace.
 	Grace time.Duration
 	// KillWait bounds the wait for emptiness after the kill (default
@@ -446,7 +451,7 @@ func (c *Cmd) Stopping() bool {
 
 // SetGrace changes the grace period, also of a stop already under way:
 // its grace wait then ends at its own start plus d, at once if that has
-// passed (negative d: no grace). Unlike writing Grace, it is safe while the
+// passed (NoGrace: no grace). Unlike writing Grace, it is safe while the
 // command runs.
 func (c *Cmd) SetGrace(d time.Duration) {
 	c.mu.Lock()

@@ -86,7 +86,9 @@ type Report struct {
 	DurationMS    int64        `json:"duration_ms"`
 }
 
-// NoGrace as Options.Grace kills at once, without a grace.
+// NoGrace as Options.Grace kills at once, without a grace: the same
+// value as contain.NoGrace (reap cannot import contain, which starts the
+// watcher that stops through reap).
 const NoGrace time.Duration = -1
 
 // Options tune a reap.

@@ -93,7 +93,7 @@ func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error)
 // StopOptions say how to stop sessions.
 type StopOptions struct {
 	// Grace is how long members have after the stop signal before they
-	// are killed: 0 the session's own (its start's Grace), negative none.
+	// are killed: 0 the session's own (its start's Grace), contain.NoGrace none.
 	// A stop already under way keeps its grace unless Kill.
 	Grace time.Duration
 	// Kill kills the members at once, also of a stop already under way.

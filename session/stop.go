@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/atomicfile"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
@@ -220,7 +221,7 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 func stopUnsupervised(reg *registry.Registry, name string, req stopRequest, why error) (*receipt.Receipt, error) {
 	o := reap.Options{Reason: "request", Grace: time.Duration(req.GraceMS) * time.Millisecond}
 	if req.Kill || req.GraceMS < 0 {
-		o.Grace = reap.NoGrace
+		o.Grace = contain.NoGrace
 	} else if o.Grace == 0 {
 		if rec, err := reg.Read(name); err == nil {
 			if spec, err := readSpec(reg, rec); err == nil && spec.Grace > 0 {

@@ -94,7 +94,7 @@ func (w *watcher) apply(req stopRequest) {
 	case req.Kill || (req.GraceMS < 0 && under):
 		w.c.Kill()
 	case req.GraceMS < 0:
-		w.c.SetGrace(-1)
+		w.c.SetGrace(contain.NoGrace)
 	case req.GraceMS > 0 && !under:
 		w.c.SetGrace(time.Duration(req.GraceMS) * time.Millisecond)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/receipt"
@@ -172,7 +173,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 		c.Timeout = f.timeout
 		c.Grace = f.grace
 		if f.grace == 0 {
-			c.Grace = -1
+			c.Grace = contain.NoGrace
 		}
 		c.KillWait = f.killWait
 		c.AdoptOrphans = true // tether run starts no other children

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/session"
 )
@@ -66,7 +68,7 @@ stops on their own).`,
 			}
 			o := session.StopOptions{Grace: grace, Kill: kill}
 			if cmd.Flags().Changed("grace") && grace == 0 {
-				o.Grace = -1
+				o.Grace = contain.NoGrace
 			}
 			killCh, abandon, stop := stopSignals()
 			defer stop()
