@@ -22,84 +22,137 @@ import (
 // session has ended.
 func supervise(stateDir, name string, ready *os.File) error {
 	detachFromCaller(ready)
-	report := func(r readyReport) {
-		if ready != nil {
-			json.NewEncoder(ready).Encode(r)
-			ready.Close()
-			ready = nil
+	s := &supervisor{name: name, ready: ready}
+	defer s.report(readyReport{Error: "supervisor ended without starting the session", Code: 125})
+	defer s.close()
+	reg, err := registry.Open(stateDir)
+	if err == nil {
+		var rec *registry.Record
+		if rec, err = reg.Read(name); err == nil {
+			s.w = &recorder{reg: reg, rec: rec}
 		}
 	}
-	defer report(readyReport{Error: "supervisor ended without starting the session", Code: 125})
-	reg, err := registry.Open(stateDir)
 	if err != nil {
-		report(readyReport{Error: err.Error(), Code: 125})
+		s.report(readyReport{Error: err.Error(), Code: 125})
 		return err
 	}
-	rec, err := reg.Read(name)
+	if err := s.prepare(); err != nil {
+		return fail(s.w, s.report, err, 125, true)
+	}
+	if err := enterScope(s.spec, name); err != nil {
+		s.started()
+		s.capt.End()
+		return fail(s.w, s.report, registry.Errorf(name, ErrSupervisor, "%v", err), 125, true)
+	}
+	c := s.command()
+	sigs, err := stopRequests(s.self)
 	if err != nil {
-		report(readyReport{Error: err.Error(), Code: 125})
+		return fail(s.w, s.report, err, 125, true)
+	}
+	if err := s.start(c); err != nil {
 		return err
 	}
-	w := &recorder{reg: reg, rec: rec}
-	spec, err := readSpec(reg, rec)
-	if err != nil {
-		return fail(w, report, err, 125, true)
+	return s.serve(c, sigs)
+}
+
+// supervisor is one session's supervisor, from its record to its end.
+type supervisor struct {
+	name  string
+	ready *os.File // the pipe of the one readyReport; nil once sent
+	w     *recorder
+	spec  *supervisorSpec
+	rtd   *rtDir           // held before the command runs: what it does to its runtime dir later cannot redirect the supervisor's reads of it
+	owner *identity.Handle // nil: no owner
+	self  string           // the supervisor's token
+	log   *rotatingLog
+	capt  *capture
+	// The command gets the capture pipes' write ends; the supervisor's
+	// copies go once it started (started), so that the capture sees EOF
+	// when the session's last writer is gone.
+	stdout, stderr *os.File
+	closeProgress  func() // the file the stop's steps are written to as they happen
+}
+
+// report sends the one readyReport; later calls do nothing.
+func (s *supervisor) report(r readyReport) {
+	if s.ready != nil {
+		json.NewEncoder(s.ready).Encode(r)
+		s.ready.Close()
+		s.ready = nil
 	}
-	// Held before the command runs: what it does to its runtime dir later
-	// cannot redirect the supervisor's reads of it.
-	rtd, err := openRTDir(rec.RuntimeDir)
-	if err != nil {
-		return fail(w, report, fmt.Errorf("session %q: runtime dir: %w", name, err), 125, true)
+}
+
+// prepare reads the spec and opens what the session needs before its
+// command runs: its runtime dir, its owner (which must still live), its
+// own token, its log and the capture into it.
+func (s *supervisor) prepare() (err error) {
+	name, rec := s.name, s.w.rec
+	if s.spec, err = readSpec(s.w.reg, rec); err != nil {
+		return err
 	}
-	defer rtd.close()
-	var owner *identity.Handle
-	if spec.OwnerToken != "" {
-		tok, err := identity.Parse(spec.OwnerToken)
+	if s.rtd, err = openRTDir(rec.RuntimeDir); err != nil {
+		return fmt.Errorf("session %q: runtime dir: %w", name, err)
+	}
+	if s.spec.OwnerToken != "" {
+		tok, err := identity.Parse(s.spec.OwnerToken)
 		if err == nil {
-			owner, err = identity.Open(tok)
+			s.owner, err = identity.Open(tok)
 		}
 		if err != nil {
-			e := registry.Errorf(name, ErrOwner, "owner %s exited before the session started", spec.Owner)
+			e := registry.Errorf(name, ErrOwner, "owner %s exited before the session started", s.spec.Owner)
 			e.Cause = err
-			return fail(w, report, e, 125, true)
+			return e
 		}
-		defer owner.Close()
 	}
 	self, err := identity.OpenPID(os.Getpid())
 	if err != nil {
-		return fail(w, report, err, 125, true)
+		return err
 	}
 	self.Close()
-	log, err := openLog(reg.LogPath(name), spec.LogMax, spec.LogKeep, spec.RunID)
-	if err != nil {
-		return fail(w, report, fmt.Errorf("session %q: log: %w", name, err), 125, true)
+	s.self = self.Token.String()
+	if s.log, err = openLog(s.w.reg.LogPath(name), s.spec.LogMax, s.spec.LogKeep, s.spec.RunID); err != nil {
+		return fmt.Errorf("session %q: log: %w", name, err)
 	}
-	defer log.Close()
-	stdout, stderr, capt, err := startCapture(log)
-	if err != nil {
-		return fail(w, report, fmt.Errorf("session %q: log: %w", name, err), 125, true)
+	if s.stdout, s.stderr, s.capt, err = startCapture(s.log); err != nil {
+		return fmt.Errorf("session %q: log: %w", name, err)
 	}
-	// The command gets the pipes' write ends; the supervisor's copies go
-	// once it started, so the capture sees EOF when the session's last
-	// writer is gone.
-	started := func() {
-		stdout.Close()
-		stderr.Close()
-	}
+	return nil
+}
 
-	if err := enterScope(spec, name); err != nil {
-		started()
-		capt.End()
-		return fail(w, report, registry.Errorf(name, ErrSupervisor, "%v", err), 125, true)
+// started drops the supervisor's copies of the capture pipes.
+func (s *supervisor) started() {
+	s.stdout.Close()
+	s.stderr.Close()
+}
+
+// close releases what prepare opened, once the session has ended.
+func (s *supervisor) close() {
+	if s.closeProgress != nil {
+		s.closeProgress()
 	}
+	if s.log != nil {
+		s.log.Close()
+	}
+	if s.owner != nil {
+		s.owner.Close()
+	}
+	if s.rtd != nil {
+		s.rtd.close()
+	}
+}
+
+// command is the session's contain.Cmd, with the hooks that keep its
+// record: the leaf is recorded before the command is spawned, and the
+// stop before it begins, so that a supervisor killed at any point leaves
+// a record `tether reap` can act on.
+func (s *supervisor) command() *contain.Cmd {
+	spec, w, reg := s.spec, s.w, s.w.reg
 	c := contain.Command(spec.Argv[0], spec.Argv[1:]...)
 	c.Env, c.Dir = spec.Env, spec.Dir
 	c.RunID = spec.RunID
-	c.Stdout, c.Stderr = stdout, stderr
+	c.Stdout, c.Stderr = s.stdout, s.stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
-	progress, closeProgress := openProgress(rec.RuntimeDir)
-	defer closeProgress()
-	c.Progress = progress
+	c.Progress, s.closeProgress = openProgress(s.w.rec.RuntimeDir)
 	c.StopSignal = signalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
@@ -107,43 +160,41 @@ func supervise(stateDir, name string, ready *os.File) error {
 	c.UntilEmpty = spec.Until == UntilEmpty
 	c.Timeout = spec.TTL
 	c.AdoptOrphans = true // the supervisor starts no other children
-	// The leaf is recorded before the command is spawned, and the stop
-	// before it begins, so that a supervisor killed at any point leaves a
-	// record `tether reap` can act on.
 	hooks.Set(c, hooks.Hooks{
 		OwnProcessGroup: true,
 		// If this supervisor dies, its watcher stops the group and ends
 		// the session's record (issue 24).
-		WatchRegistry: reg.Dir, WatchRecord: name,
+		WatchRegistry: reg.Dir, WatchRecord: s.name,
 		Prepared: func(r *receipt.Receipt, marker string) error {
 			return w.update(func(rec *registry.Record) {
-				rec.Supervisor = self.Token.String()
+				rec.Supervisor = s.self
 				rec.SetContainment(r)
 				rec.Marker = marker
 			})
 		},
 		BeforeStop: func(_ string, kill <-chan struct{}) {
-			stopFamily(reg, self.Token.String(), kill)
+			stopFamily(reg, s.self, kill)
 			w.update(func(rec *registry.Record) { rec.State = registry.StateStopping })
 		},
 	})
+	return c
+}
 
-	sigs, err := stopRequests(self.Token.String())
-	if err != nil {
-		return fail(w, report, err, 125, true)
-	}
+// start starts the command, records the session running and reports it
+// ready; on failure it records and reports why, and returns that.
+func (s *supervisor) start(c *contain.Cmd) error {
 	if err := c.Start(); err != nil {
-		started()
-		capt.End()
-		return fail(w, report, err, contain.StartErrorCode(err), c.Receipt().StopConfirmed)
+		s.started()
+		s.capt.End()
+		return fail(s.w, s.report, err, contain.StartErrorCode(err), c.Receipt().StopConfirmed)
 	}
-	started()
+	s.started()
 	r := c.Receipt()
 	caveats := bindings()
-	err = w.update(func(rec *registry.Record) {
+	err := s.w.update(func(rec *registry.Record) {
 		rec.Caveats = caveats
 		rec.State = registry.StateRunning
-		rec.Supervisor = self.Token.String()
+		rec.Supervisor = s.self
 		rec.Mechanism = string(r.Mechanism)
 		if r.Main != nil {
 			rec.Main = r.Main.Token
@@ -155,36 +206,43 @@ func supervise(stateDir, name string, ready *os.File) error {
 	if err != nil {
 		c.Kill()
 		c.Wait()
-		capt.End()
-		return fail(w, report, err, 125, c.Receipt().StopConfirmed)
+		s.capt.End()
+		return fail(s.w, s.report, err, 125, c.Receipt().StopConfirmed)
 	}
+	return nil
+}
+
+// serve runs the session to its end: exec requests, stop requests and
+// the owner's death turned into the stop, the log's losses recorded;
+// then it records how the session ended.
+func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 	// Listening before the report: tether exec works once start returns.
 	// A session without it still runs; exec then says it takes no requests.
-	xs, err := serveExec(c, rec.RuntimeDir)
+	xs, err := serveExec(c, s.w.rec.RuntimeDir)
 	if err != nil {
-		w.update(func(rec *registry.Record) { rec.Error = "tether exec unavailable: " + err.Error() })
+		s.w.update(func(rec *registry.Record) { rec.Error = "tether exec unavailable: " + err.Error() })
 	}
-	report(readyReport{OK: true})
+	s.report(readyReport{OK: true})
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
-	go w.watchLoss(log, stopLoss, lossDone)
-	wt := &watcher{c: c, rt: rtd, self: self.Token.String(), reason: make(chan string, 1), done: make(chan struct{})}
+	go s.w.watchLoss(s.log, stopLoss, lossDone)
+	wt := &watcher{c: c, rt: s.rtd, self: s.self, reason: make(chan string, 1), done: make(chan struct{})}
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
-		wt.watch(owner, sigs)
+		wt.watch(s.owner, sigs)
 	}()
 	waitErr := c.Wait()
 	if xs != nil {
 		xs.close() // exec clients hear how their commands ended
 	}
-	close(wt.done) // before the deferred owner.Close: the owner's waiter ends first
-	<-watching     // and before the deferred rtd.close: it may be reading requests
-	capt.End()
-	log.Close()
+	close(wt.done) // before close's owner.Close: the owner's waiter ends first
+	<-watching     // and before its rtd.close: it may be reading requests
+	s.capt.End()
+	s.log.Close()
 	close(stopLoss)
 	<-lossDone
-	return finish(w, c, log, wt.reason, waitErr)
+	return finish(s.w, c, s.log, wt.reason, waitErr)
 }
 
 // finish records how the session ended, with its log's files and the
