@@ -15,6 +15,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/hooks"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -139,92 +140,128 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 }
 
 func runRun(e *env, f *runFlags, args []string) error {
-	mech, err := f.validate(e)
+	p, err := f.plan(e, args)
 	if err != nil {
 		return exit(ExitTether, err)
 	}
-	spec, err := f.budget()
-	if err != nil {
-		return exit(ExitTether, err)
-	}
-	if err := f.admit(); err != nil {
-		return exit(ExitTether, err)
-	}
-	sig, err := f.stopSignal()
-	if err != nil {
-		return exit(ExitTether, err)
-	}
-	cmdEnv, err := f.environ(os.Environ())
-	if err != nil {
-		return exit(ExitTether, err)
-	}
-	out, err := openReceipt(f.receipt, f.receiptOverwrite)
-	if err != nil {
-		return exit(ExitTether, err)
-	}
-	f.prepare(e, mech, !spec.IsZero(), false, args)
-	prog := newProgress(e, f.quiet, max(f.grace, 0), "a second ^C kills at once")
-	command := func(reg *registry.Registry) *contain.Cmd {
-		c := contain.Command(args[0], args[1:]...)
-		c.Env, c.StopSignal = cmdEnv, sig
-		c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
-		c.Mechanism = mech
-		c.CgroupParent = f.cgroupParent
-		c.Timeout = f.timeout
-		c.Grace = f.grace
-		if f.grace == 0 {
-			c.Grace = contain.NoGrace
-		}
-		c.KillWait = f.killWait
-		c.AdoptOrphans = true // tether run starts no other children
-		c.Limits = spec
-		c.BestEffortLimits = f.limitsMode == "best-effort"
-		c.Registry = reg
-		if f.receipt != "" && f.receipt != "-" {
-			// Written by the watcher too, if tether dies (issue 24).
-			abs, _ := filepath.Abs(f.receipt) // the watcher runs in /
-			hooks.Set(c, hooks.Hooks{WatchReceipt: abs})
-		}
-		if prog != nil {
-			c.Progress = func(s receipt.Step) { prog.step("", s) }
-		}
-		return c
-	}
+	f.prepare(e, p.mech, !p.spec.IsZero(), false, args)
+	p.prog = newProgress(e, f.quiet, max(f.grace, 0), "a second ^C kills at once")
 	sigs := newSignalLog()
 	defer sigs.close()
-	c := command(runRegistry(e, f, args))
+	c := p.command(e, f, runRegistry(e, f, args))
 	err = c.Start()
 	if errors.Is(err, contain.ErrRecord) {
 		// Nothing was created or started: the run goes on without one.
 		if !f.quiet {
 			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
 		}
-		c = command(nil)
+		c = p.command(e, f, nil)
 		err = c.Start()
 	}
 	sigs.attach(c)
 	if err != nil {
-		werr := out.write(e, c.Receipt())
+		werr := p.out.write(e, c.Receipt())
 		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
 	}
-	if r := c.Receipt(); r.FallbackReason != "" && !f.quiet {
+	warnStarted(e, f.quiet, c.Receipt())
+	return p.finish(e, f, c, sigs)
+}
+
+// runPlan is a run as its flags resolved it, before anything starts.
+type runPlan struct {
+	args []string
+	mech receipt.Mechanism
+	spec limits.Spec
+	sig  syscall.Signal
+	env  []string
+	out  *receiptOut
+	prog *progress
+}
+
+// plan checks the flags and resolves what the run needs: the mechanism,
+// the budget (admitted), the stop signal, the command's environment and
+// the receipt's destination.
+func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
+	p = &runPlan{args: args}
+	if p.mech, err = f.validate(e); err != nil {
+		return nil, err
+	}
+	if p.spec, err = f.budget(); err != nil {
+		return nil, err
+	}
+	if err = f.admit(); err != nil {
+		return nil, err
+	}
+	if p.sig, err = f.stopSignal(); err != nil {
+		return nil, err
+	}
+	if p.env, err = f.environ(os.Environ()); err != nil {
+		return nil, err
+	}
+	if p.out, err = openReceipt(f.receipt, f.receiptOverwrite); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// command is the run's contain.Cmd, recorded in reg (nil: no record).
+func (p *runPlan) command(e *env, f *runFlags, reg *registry.Registry) *contain.Cmd {
+	c := contain.Command(p.args[0], p.args[1:]...)
+	c.Env, c.StopSignal = p.env, p.sig
+	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
+	c.Mechanism = p.mech
+	c.CgroupParent = f.cgroupParent
+	c.Timeout = f.timeout
+	c.Grace = f.grace
+	if f.grace == 0 {
+		c.Grace = contain.NoGrace
+	}
+	c.KillWait = f.killWait
+	c.AdoptOrphans = true // tether run starts no other children
+	c.Limits = p.spec
+	c.BestEffortLimits = f.limitsMode == "best-effort"
+	c.Registry = reg
+	if f.receipt != "" && f.receipt != "-" {
+		// Written by the watcher too, if tether dies (issue 24).
+		abs, _ := filepath.Abs(f.receipt) // the watcher runs in /
+		hooks.Set(c, hooks.Hooks{WatchReceipt: abs})
+	}
+	if p.prog != nil {
+		c.Progress = func(s receipt.Step) { p.prog.step("", s) }
+	}
+	return c
+}
+
+// warnStarted says on stderr what a started run does not have: a cgroup
+// (the fallback), limits not applied; and, unless quiet, the limits that are.
+func warnStarted(e *env, quiet bool, r *receipt.Receipt) {
+	if r.FallbackReason != "" && !quiet {
 		e.warnf("no usable cgroup v2 parent (%s); using the fallback: %s", r.FallbackReason, r.Caveats[0])
 	}
-	if l := c.Receipt().Limits; l != nil {
-		for _, n := range l.NotApplied {
-			e.warnf("limit not applied: --%s %s: %s", strings.ReplaceAll(n.Name, "_", "-"), n.Requested, n.Reason)
-		}
-		if !f.quiet && len(l.Applied) > 0 {
-			var parts []string
-			for _, a := range l.Applied {
-				parts = append(parts, fmt.Sprintf("%s %s (%s)", strings.ReplaceAll(a.Name, "_", "-"), a.Requested, a.Backend))
-			}
-			e.warnf("limits: %s", strings.Join(parts, ", "))
-		}
+	l := r.Limits
+	if l == nil {
+		return
 	}
+	for _, n := range l.NotApplied {
+		e.warnf("limit not applied: --%s %s: %s", strings.ReplaceAll(n.Name, "_", "-"), n.Requested, n.Reason)
+	}
+	if !quiet && len(l.Applied) > 0 {
+		var parts []string
+		for _, a := range l.Applied {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", strings.ReplaceAll(a.Name, "_", "-"), a.Requested, a.Backend))
+		}
+		e.warnf("limits: %s", strings.Join(parts, ", "))
+	}
+}
+
+// finish waits for the run's end and its stop, writes the receipt, and
+// returns the exit: the main process's code; 128+n when tether was
+// signalled to end; ExitTether when the stop was not confirmed or the
+// receipt could not be written.
+func (p *runPlan) finish(e *env, f *runFlags, c *contain.Cmd, sigs *signalLog) error {
 	waitErr := c.Wait()
 	sigs.close()
-	prog.done("", c.Receipt(), false)
+	p.prog.done("", c.Receipt(), false)
 	r := c.Receipt()
 	r.SignalsReceived = sigs.list()
 	code := r.Exit.Code
@@ -235,17 +272,15 @@ func runRun(e *env, f *runFlags, args []string) error {
 		r.Exit.Code = code
 	}
 	var msgs []error
-	if !errors.Is(waitErr, contain.ErrNotConfirmed) {
-		waitErr = nil
-	} else {
+	if errors.Is(waitErr, contain.ErrNotConfirmed) {
 		code = ExitTether
 		r.Exit.Code = code
 		msgs = append(msgs, waitErr)
 	}
 	if !f.quiet {
-		summarize(e, r, prog.reported(""))
+		summarize(e, r, p.prog.reported(""))
 	}
-	if err := out.write(e, r); err != nil {
+	if err := p.out.write(e, r); err != nil {
 		msgs = append(msgs, err)
 		if code == 0 {
 			code = ExitTether

@@ -14,12 +14,28 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
-func newStopCmd(e *env) *cobra.Command {
-	var all, asJSON, kill bool
-	var grace time.Duration
+// stopOptions is `tether stop` as its flags and arguments resolved it.
+type stopOptions struct {
+	names  []string
+	all    bool
+	asJSON bool
+	kill   bool
+	// grace is the grace given with --grace (graceSet): contain.NoGrace
+	// for --grace 0; unset, each session's own.
+	grace    time.Duration
+	graceSet bool
+}
+
+func newStopCmd(e *env) *cobra.Command { return newStopCmdRun(e, runStop) }
+
+// newStopCmdRun is newStopCmd with run called on the parsed options:
+// tests give their own to check the parsing without stopping anything.
+func newStopCmdRun(e *env, run func(*env, *stopOptions) error) *cobra.Command {
+	var o stopOptions
 	cmd := &cobra.Command{
 		Use:   "stop NAME... | --all",
 		Short: "Stop sessions with the stop protocol and print their receipts",
@@ -48,84 +64,97 @@ stops on their own).`,
 		Args:              namedArgs(-1, cobra.ArbitraryArgs),
 		ValidArgsFunction: completeSessions(e, false, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if all == (len(args) > 0) {
+			o.names, o.graceSet = args, cmd.Flags().Changed("grace")
+			if o.all == (len(args) > 0) {
 				return exit(ExitUsage, errors.New("give session names or --all, not both or neither"))
 			}
-			if kill && cmd.Flags().Changed("grace") {
+			if o.kill && o.graceSet {
 				return exit(ExitUsage, errors.New("--kill and --grace exclude each other"))
 			}
-			reg, err := openRegistry(e)
-			if err != nil {
-				return exit(ExitFailure, err)
+			if o.graceSet && o.grace == 0 {
+				o.grace = contain.NoGrace
 			}
-			if all {
-				recs, _ := reg.ListLive()
-				for _, r := range recs {
-					if r.Live() {
-						args = append(args, r.Name)
-					}
-				}
-			}
-			o := session.StopOptions{Grace: grace, Kill: kill}
-			if cmd.Flags().Changed("grace") && grace == 0 {
-				o.Grace = contain.NoGrace
-			}
-			killCh, abandon, stop := stopSignals()
-			defer stop()
-			o.KillOn = killCh
-			ctx, cancel := context.WithTimeout(context.Background(), max(grace, 0)+10*time.Minute)
-			defer cancel()
-			go func() {
-				select {
-				case <-abandon:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			var g time.Duration
-			if cmd.Flags().Changed("grace") {
-				g = grace
-			}
-			prog := newProgress(e, false, g, "^C kills at once")
-			if prog != nil {
-				o.Progress = prog.step
-			}
-			client := &session.Client{Registry: reg}
-			results := client.StopMany(ctx, args, o)
-			receipts := []*receipt.Receipt{}
-			var errs []error
-			code := ExitFailure
-			for _, r := range results {
-				if r.Err != nil {
-					ee := sessionExit(r.Name, r.Err).(*exitError)
-					errs = append(errs, ee.err)
-					if ee.code == ExitUsage && len(args) == 1 {
-						code = ExitUsage
-					}
-					continue
-				}
-				receipts = append(receipts, r.Receipt)
-				prog.done(r.Name, r.Receipt, true)
-				if !asJSON {
-					fmt.Fprintln(e.stdout, stopSummary(r.Name, r.Receipt, reg.ReceiptPath(r.Name)))
-				}
-			}
-			if asJSON {
-				if err := printJSON(e, map[string]any{"schema_version": 1, "receipts": receipts}); err != nil {
-					return err
-				}
-			}
-			if len(errs) > 0 {
-				return exit(code, errors.Join(errs...))
-			}
-			return nil
+			return run(e, &o)
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "stop every live session of this user")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the receipts as one JSON document")
-	durationVar(cmd.Flags(), &grace, "grace", 0, "time members get after the stop signal (default: the session's own; 0 kills at once, also a stop under way)")
-	cmd.Flags().BoolVar(&kill, "kill", false, "kill the members at once, also of a stop already under way")
+	cmd.Flags().BoolVar(&o.all, "all", false, "stop every live session of this user")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the receipts as one JSON document")
+	durationVar(cmd.Flags(), &o.grace, "grace", 0, "time members get after the stop signal (default: the session's own; 0 kills at once, also a stop under way)")
+	cmd.Flags().BoolVar(&o.kill, "kill", false, "kill the members at once, also of a stop already under way")
 	return cmd
+}
+
+// runStop stops the sessions o names (all live ones with --all) under one
+// deadline, and prints a line or, with --json, the receipt of each.
+func runStop(e *env, o *stopOptions) error {
+	reg, err := openRegistry(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	names := o.names
+	if o.all {
+		recs, _ := reg.ListLive()
+		for _, r := range recs {
+			if r.Live() {
+				names = append(names, r.Name)
+			}
+		}
+	}
+	so := session.StopOptions{Kill: o.kill}
+	var shown time.Duration // the grace progress shows: 0 when each session's own
+	if o.graceSet {
+		so.Grace, shown = o.grace, max(o.grace, 0)
+	}
+	killCh, abandon, stop := stopSignals()
+	defer stop()
+	so.KillOn = killCh
+	ctx, cancel := context.WithTimeout(context.Background(), shown+10*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-abandon:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	prog := newProgress(e, false, shown, "^C kills at once")
+	if prog != nil {
+		so.Progress = prog.step
+	}
+	client := &session.Client{Registry: reg}
+	return printStops(e, o, reg, prog, client.StopMany(ctx, names, so))
+}
+
+// printStops prints each stop's line or, with --json, the receipts, and
+// returns the failures: exit 1, or 2 when the one session named is bad.
+func printStops(e *env, o *stopOptions, reg *registry.Registry, prog *progress, results []session.StopResult) error {
+	receipts := []*receipt.Receipt{}
+	var errs []error
+	code := ExitFailure
+	for _, r := range results {
+		if r.Err != nil {
+			ee := sessionExit(r.Name, r.Err).(*exitError)
+			errs = append(errs, ee.err)
+			if ee.code == ExitUsage && len(results) == 1 {
+				code = ExitUsage
+			}
+			continue
+		}
+		receipts = append(receipts, r.Receipt)
+		prog.done(r.Name, r.Receipt, true)
+		if !o.asJSON {
+			fmt.Fprintln(e.stdout, stopSummary(r.Name, r.Receipt, reg.ReceiptPath(r.Name)))
+		}
+	}
+	if o.asJSON {
+		if err := printJSON(e, map[string]any{"schema_version": 1, "receipts": receipts}); err != nil {
+			return err
+		}
+	}
+	if len(errs) > 0 {
+		return exit(code, errors.Join(errs...))
+	}
+	return nil
 }
 
 // stopSummary is stop's line for one session: what was stopped and how
