@@ -9,10 +9,11 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/peercred"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // execSocket is the supervisor's socket for `tether exec`, in the

@@ -9,10 +9,11 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/windows"
+
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/windows"
 )
 
 // forwarded is the signal tether exec sends its command for sig: a

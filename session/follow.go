@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -42,15 +43,15 @@ func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer,
 			return err
 		}
 	}
-	v := newView(rec.Name, w, o)
-	t, err := openLogTail(path, v)
+	v := sessionlog.NewView(rec.Name, w, o.view())
+	t, err := sessionlog.OpenTail(path, v)
 	if err != nil {
 		return fmt.Errorf("session %q: log: %w", rec.Name, err)
 	}
 	defer t.Close()
-	v.endInitial()
+	v.EndInitial()
 	if !o.Follow {
-		return v.finish(rec)
+		return v.Finish(rec)
 	}
 	var sup *identity.Handle
 	defer func() {
@@ -58,17 +59,17 @@ func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer,
 			sup.Close()
 		}
 	}()
-	for v.err == nil {
+	for v.Err() == nil {
 		// A write between the last read and a new watch is read here.
 		for {
-			moved, err := fw.watchFile(t.cur.f)
+			moved, err := fw.watchFile(t.File())
 			if err != nil {
 				return err
 			}
 			if !moved {
 				break
 			}
-			if err := t.drain(); err != nil {
+			if err := t.Drain(); err != nil {
 				return err
 			}
 		}
@@ -89,26 +90,26 @@ func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer,
 		if sup != nil && sup.Exited() {
 			return gone(reg, name, t, v, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor exited without ending it; `tether reap` reclaims it"))
 		}
-		v.caughtUp()
+		v.CaughtUp()
 		if err := fw.await(sup); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := t.drain(); err != nil {
+		if err := t.Drain(); err != nil {
 			return err
 		}
 	}
-	return v.err
+	return v.Err()
 }
 
 // drainEnd writes the rest of an ended session's log.
-func drainEnd(t *logTail, v *view, rec *registry.Record) error {
-	if err := t.drain(); err != nil {
+func drainEnd(t *sessionlog.Tail, v *sessionlog.View, rec *registry.Record) error {
+	if err := t.Drain(); err != nil {
 		return err
 	}
-	return v.finish(rec)
+	return v.Finish(rec)
 }
 
 // superviseTimeout is how long a session may stay "starting" without a
@@ -118,15 +119,15 @@ const superviseTimeout = 2 * time.Minute
 // gone ends a follow whose supervisor is gone: the rest of the log is
 // written, and err returned unless the session did end (the supervisor
 // recorded the end just before it exited).
-func gone(reg *registry.Registry, name string, t *logTail, v *view, err error) error {
-	if derr := t.drain(); derr != nil {
+func gone(reg *registry.Registry, name string, t *sessionlog.Tail, v *sessionlog.View, err error) error {
+	if derr := t.Drain(); derr != nil {
 		return derr
 	}
 	rec, rerr := reg.Read(name)
 	if rerr == nil && !rec.Live() {
 		return drainEnd(t, v, rec)
 	}
-	if ferr := v.finish(rec); ferr != nil {
+	if ferr := v.Finish(rec); ferr != nil {
 		return ferr
 	}
 	return err

@@ -6,8 +6,9 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/tether-run/tether/internal/identity"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // followWatch is the inotify instance a follow sleeps on, and the

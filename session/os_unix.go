@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/tether-run/tether/internal/identity"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-run/tether/internal/identity"
 )
 
 // What sessions do alike on Linux and macOS: the supervisor is started

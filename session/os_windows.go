@@ -8,9 +8,10 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/windows"
+
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/windows"
 )
 
 // What sessions do differently on Windows: the supervisor is started

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -31,13 +32,13 @@ func (w *recorder) update(f func(r *registry.Record)) error {
 // runs, writing it at most once a second, until stop is closed; it closes
 // done when it returns. A record write can fail for the reason the log
 // did (a full disk): it is retried each second until it lands.
-func (w *recorder) watchLoss(log *rotatingLog, stop <-chan struct{}, done chan<- struct{}) {
+func (w *recorder) watchLoss(log *sessionlog.Log, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	for {
 		select {
 		case <-stop:
 			return
-		case <-log.lost:
+		case <-log.Lost():
 		}
 		for {
 			loss := log.Loss()

@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 
@@ -145,6 +146,11 @@ type LogOptions struct {
 	Notes io.Writer
 }
 
+// view is the part of o a log view is made of.
+func (o LogOptions) view() sessionlog.ViewOptions {
+	return sessionlog.ViewOptions{Tail: o.Tail, Since: o.Since, Stream: o.Stream, Timestamps: o.Timestamps, JSON: o.JSON, Notes: o.Notes}
+}
+
 // StartError is a failed start, with tether run's exit code for it.
 type StartError struct {
 	Code int
@@ -212,3 +218,15 @@ type StopResult struct {
 	Receipt *receipt.Receipt
 	Err     error
 }
+
+// Log bounds. A session's log is at most DefaultLogKeep files of
+// DefaultLogMax bytes: NAME.log being written, NAME.log.1 the one before,
+// up to NAME.log.(keep-1). 32 MiB in all by default: hours of a chatty dev
+// server, and still small beside what the session itself uses.
+const (
+	DefaultLogMax  = sessionlog.DefaultMax
+	DefaultLogKeep = sessionlog.DefaultKeep
+	// MinLogMax keeps a file larger than a few whole entries, so rotation
+	// always makes progress.
+	MinLogMax = sessionlog.MinMax
+)

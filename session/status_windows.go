@@ -3,10 +3,11 @@ package session
 import (
 	"unsafe"
 
+	"golang.org/x/sys/windows"
+
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/windows"
 )
 
 // groupFacts adds to s what the session's job says — its processes,

@@ -12,6 +12,7 @@ import (
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -64,8 +65,8 @@ type supervisor struct {
 	rtd   *rtDir           // held before the command runs: what it does to its runtime dir later cannot redirect the supervisor's reads of it
 	owner *identity.Handle // nil: no owner
 	self  string           // the supervisor's token
-	log   *rotatingLog
-	capt  *capture
+	log   *sessionlog.Log
+	capt  *sessionlog.Capture
 	// The command gets the capture pipes' write ends; the supervisor's
 	// copies go once it started (started), so that the capture sees EOF
 	// when the session's last writer is gone.
@@ -110,10 +111,10 @@ func (s *supervisor) prepare() (err error) {
 	}
 	self.Close()
 	s.self = self.Token.String()
-	if s.log, err = openLog(s.w.reg.LogPath(name), s.spec.LogMax, s.spec.LogKeep, s.spec.RunID); err != nil {
+	if s.log, err = sessionlog.Open(s.w.reg.LogPath(name), s.spec.LogMax, s.spec.LogKeep, s.spec.RunID); err != nil {
 		return fmt.Errorf("session %q: log: %w", name, err)
 	}
-	if s.stdout, s.stderr, s.capt, err = startCapture(s.log); err != nil {
+	if s.stdout, s.stderr, s.capt, err = sessionlog.StartCapture(s.log); err != nil {
 		return fmt.Errorf("session %q: log: %w", name, err)
 	}
 	return nil
@@ -247,7 +248,7 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 
 // finish records how the session ended, with its log's files and the
 // output the log lost, and frees its name once its stop was confirmed.
-func finish(w *recorder, c *contain.Cmd, log *rotatingLog, reason chan string, waitErr error) error {
+func finish(w *recorder, c *contain.Cmd, log *sessionlog.Log, reason chan string, waitErr error) error {
 	r := c.Receipt()
 	r.Name = w.rec.Name
 	loss := log.Loss()

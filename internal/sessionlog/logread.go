@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionlog
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ func openLogFile(path string) (*logFile, error) {
 // read passes what was appended since the last read to v, up to EOF.
 // final says the file is complete: an unterminated last line is passed
 // as a partial.
-func (lf *logFile) read(v *view, final bool) error {
+func (lf *logFile) read(v *View, final bool) error {
 	for {
 		n, err := lf.f.Read(lf.buf)
 		if n > 0 {
@@ -74,7 +74,7 @@ func (lf *logFile) read(v *view, final bool) error {
 	return nil
 }
 
-func (lf *logFile) parse(v *view, b []byte) {
+func (lf *logFile) parse(v *View, b []byte) {
 	if len(lf.carry) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -97,7 +97,7 @@ func (lf *logFile) parse(v *view, b []byte) {
 	}
 }
 
-func (lf *logFile) line(v *view, b []byte) {
+func (lf *logFile) line(v *View, b []byte) {
 	if lf.legacy {
 		v.add(entry{Kind: kindOut, Payload: b})
 		return
@@ -146,17 +146,17 @@ func openGenerations(path string, after int) ([]*logFile, error) {
 	return out, nil
 }
 
-// logTail reads a log from its oldest file on, and follows it by name
+// Tail reads a log from its oldest file on, and follows it by name
 // across rotations.
-type logTail struct {
+type Tail struct {
 	path string
-	v    *view
+	v    *View
 	cur  *logFile // the newest file read: the one being written, unless it rotated since
 }
 
-// openLogTail reads every file of the log at path into v; the newest
+// OpenTail reads every file of the log at path into v; the newest
 // stays open for drain.
-func openLogTail(path string, v *view) (*logTail, error) {
+func OpenTail(path string, v *View) (*Tail, error) {
 	gens, err := openGenerations(path, -1)
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func openLogTail(path string, v *view) (*logTail, error) {
 	if len(gens) == 0 {
 		return nil, &os.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
 	}
-	t := &logTail{path: path, v: v}
+	t := &Tail{path: path, v: v}
 	v.firstSeq = gens[0].seq
 	if err := t.take(gens); err != nil {
 		t.Close()
@@ -174,7 +174,7 @@ func openLogTail(path string, v *view) (*logTail, error) {
 }
 
 // take reads gens in order; the last one becomes the file followed.
-func (t *logTail) take(gens []*logFile) error {
+func (t *Tail) take(gens []*logFile) error {
 	var err error
 	for i, lf := range gens {
 		if t.cur != nil {
@@ -195,7 +195,7 @@ func (t *logTail) take(gens []*logFile) error {
 // newer files while the one followed has rotated away. The writer closes
 // a file before it renames it, so a rotated file is complete once read
 // to its end.
-func (t *logTail) drain() error {
+func (t *Tail) Drain() error {
 	for {
 		if err := t.cur.read(t.v, false); err != nil {
 			return err
@@ -238,7 +238,7 @@ func (t *logTail) drain() error {
 // rotated away. The bound is time, not tries: a writer descheduled in
 // the middle of its renames on a loaded machine took longer than five
 // tries 1 ms apart, and the follow reported a gap that was not there.
-func (t *logTail) newer() ([]*logFile, error) {
+func (t *Tail) newer() ([]*logFile, error) {
 	deadline := time.Now().Add(rotationSettle)
 	for {
 		gens, err := openGenerations(t.path, t.cur.seq)
@@ -267,7 +267,7 @@ func contiguous(after int, gens []*logFile) bool {
 // end before it believes a gap; only a gap that is real waits it out.
 const rotationSettle = 250 * time.Millisecond
 
-func (t *logTail) Close() error {
+func (t *Tail) Close() error {
 	if t.cur != nil {
 		return t.cur.Close()
 	}

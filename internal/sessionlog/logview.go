@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionlog
 
 import (
 	"encoding/base64"
@@ -13,11 +13,11 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// view turns a session's log entries into what LogOptions ask for.
-type view struct {
+// view turns a session's log entries into what ViewOptions ask for.
+type View struct {
 	name string
 	w    io.Writer
-	o    LogOptions
+	o    ViewOptions
 	err  error // the first write error: once set, nothing more is written
 
 	// The initial read, held while Tail may still drop its front.
@@ -36,24 +36,24 @@ type view struct {
 	malformed int
 }
 
-func newView(name string, w io.Writer, o LogOptions) *view {
-	return &view{name: name, w: w, o: o, collecting: true, firstSeq: -1}
+func NewView(name string, w io.Writer, o ViewOptions) *View {
+	return &View{name: name, w: w, o: o, collecting: true, firstSeq: -1}
 }
 
-func (v *view) note(format string, args ...any) {
+func (v *View) note(format string, args ...any) {
 	if v.o.Notes != nil {
 		fmt.Fprintf(v.o.Notes, "tether logs: %s: "+format+"\n", append([]any{v.name}, args...)...)
 	}
 }
 
-func (v *view) write(b []byte) {
+func (v *View) write(b []byte) {
 	if v.err == nil {
 		_, v.err = v.w.Write(b)
 	}
 }
 
 // add takes the next entry of the log.
-func (v *view) add(e entry) {
+func (v *View) add(e entry) {
 	switch e.Kind {
 	case kindHeader:
 		return
@@ -99,9 +99,9 @@ func (v *view) add(e entry) {
 	}
 }
 
-// endInitial ends the initial read: what Tail kept is printed, and a
+// EndInitial ends the initial read: what Tail kept is printed, and a
 // beginning that was rotated away is reported when the view reaches it.
-func (v *view) endInitial() {
+func (v *View) EndInitial() {
 	v.collecting = false
 	for _, e := range v.held {
 		v.emit(e)
@@ -112,7 +112,7 @@ func (v *view) endInitial() {
 	}
 }
 
-func (v *view) emit(e entry) {
+func (v *View) emit(e entry) {
 	if e.Kind == kindGap {
 		g, _ := parseGap(e)
 		v.note("%d bytes (%d lines) of output were dropped here, from %s: %s", g.Bytes, g.Lines, g.At.Format(time.RFC3339Nano), g.Error)
@@ -139,7 +139,7 @@ func (v *view) emit(e entry) {
 }
 
 // line prints stream s's assembled line.
-func (v *view) line(s int, partial bool) {
+func (v *View) line(s int, partial bool) {
 	name := [2]string{"stdout", "stderr"}[s]
 	b := v.parts[s]
 	if v.o.JSON {
@@ -168,10 +168,10 @@ func (v *view) line(s int, partial bool) {
 	v.parts[s] = v.parts[s][:0]
 }
 
-// caughtUp prints the parts of lines still being written, in the line
+// CaughtUp prints the parts of lines still being written, in the line
 // views: a prompt shows up while the command waits. Their rest follows as
 // lines of their own.
-func (v *view) caughtUp() {
+func (v *View) CaughtUp() {
 	for s := range v.parts {
 		if len(v.parts[s]) > 0 {
 			v.line(s, true)
@@ -182,8 +182,8 @@ func (v *view) caughtUp() {
 // finish ends the view: lines left incomplete are printed as such, and
 // output the record says was dropped beyond what the log marks is
 // reported.
-func (v *view) finish(rec *registry.Record) error {
-	v.caughtUp()
+func (v *View) Finish(rec *registry.Record) error {
+	v.CaughtUp()
 	if v.malformed > 0 {
 		v.note("%d malformed log entries skipped", v.malformed)
 	}

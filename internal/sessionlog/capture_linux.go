@@ -1,4 +1,4 @@
-package session
+package sessionlog
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // capture reads a session's stdout and stderr in one goroutine, in
 // poll(2), and hands them to its encoder (see encoder for what the order
 // of the log means).
-type capture struct {
+type Capture struct {
 	encoder
 	fds     [2]int // read ends, stdout and stderr; -1 once at EOF
 	event   int    // eventfd: the session ended
@@ -20,11 +20,11 @@ type capture struct {
 	pollFDs [3]unix.PollFd
 }
 
-// startCapture makes the session's stdout and stderr pipes and starts
+// StartCapture makes the session's stdout and stderr pipes and starts
 // reading them. The returned files are the write ends for the command;
 // the caller closes them once the command has started.
-func startCapture(log *rotatingLog) (stdout, stderr *os.File, c *capture, err error) {
-	c = &capture{encoder: encoder{log: log}, fds: [2]int{-1, -1}, event: -1, done: make(chan struct{})}
+func StartCapture(log *Log) (stdout, stderr *os.File, c *Capture, err error) {
+	c = &Capture{encoder: encoder{log: log}, fds: [2]int{-1, -1}, event: -1, done: make(chan struct{})}
 	var w [2]*os.File
 	defer func() {
 		if err != nil {
@@ -62,7 +62,7 @@ func startCapture(log *rotatingLog) (stdout, stderr *os.File, c *capture, err er
 // has written all the session wrote (both pipes at EOF), or until
 // captureCutoff has passed. The eventfd is End's: the goroutine may have
 // returned already (both pipes at EOF), and closes only the pipes.
-func (c *capture) End() {
+func (c *Capture) End() {
 	var one = [8]byte{1}
 	unix.Write(c.event, one[:])
 	<-c.done
@@ -71,7 +71,7 @@ func (c *capture) End() {
 }
 
 // closePipes closes the read ends still open.
-func (c *capture) closePipes() {
+func (c *Capture) closePipes() {
 	for i, fd := range c.fds {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -82,7 +82,7 @@ func (c *capture) closePipes() {
 
 // run is the capture's goroutine. It sleeps in poll(2) without a timeout
 // while the session is quiet: an idle session costs no wake-ups.
-func (c *capture) run() {
+func (c *Capture) run() {
 	defer close(c.done)
 	defer c.closePipes()
 	var deadline time.Time // set once the session ended

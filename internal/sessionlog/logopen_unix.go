@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package session
+package sessionlog
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build windows || darwin
 
-package session
+package sessionlog
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 // (Windows pipes cannot be polled; macOS uses the same code), and hands
 // what they read to one goroutine that encodes it in the order it
 // arrives (see encoder).
-type capture struct {
+type Capture struct {
 	encoder
 	r    [2]*os.File // read ends, stdout and stderr
 	data chan chunk
@@ -27,11 +27,11 @@ type chunk struct {
 	at  time.Time
 }
 
-// startCapture makes the session's stdout and stderr pipes and starts
+// StartCapture makes the session's stdout and stderr pipes and starts
 // reading them. The returned files are the write ends for the command;
 // the caller closes them once the command has started.
-func startCapture(log *rotatingLog) (stdout, stderr *os.File, c *capture, err error) {
-	c = &capture{encoder: encoder{log: log}, data: make(chan chunk, 16), end: make(chan struct{}), done: make(chan struct{})}
+func StartCapture(log *Log) (stdout, stderr *os.File, c *Capture, err error) {
+	c = &Capture{encoder: encoder{log: log}, data: make(chan chunk, 16), end: make(chan struct{}), done: make(chan struct{})}
 	var w [2]*os.File
 	for i := range w {
 		if c.r[i], w[i], err = os.Pipe(); err != nil {
@@ -50,7 +50,7 @@ func startCapture(log *rotatingLog) (stdout, stderr *os.File, c *capture, err er
 }
 
 // read reads stream s until its end, handing each read to run.
-func (c *capture) read(s int) {
+func (c *Capture) read(s int) {
 	for {
 		buf := make([]byte, 64<<10)
 		n, err := c.r[s].Read(buf)
@@ -69,14 +69,14 @@ func (c *capture) read(s int) {
 // End tells the capture that the session has ended and waits until it
 // has written all the session wrote (both pipes at their end), or until
 // captureCutoff has passed.
-func (c *capture) End() {
+func (c *Capture) End() {
 	close(c.end)
 	<-c.done
 }
 
 // run encodes what the readers hand it. It sleeps without a timer while
 // the session is quiet.
-func (c *capture) run() {
+func (c *Capture) run() {
 	defer close(c.done)
 	defer func() { c.r[0].Close(); c.r[1].Close() }()
 	open := 2

@@ -1,4 +1,4 @@
-package session
+package sessionlog
 
 import (
 	"bytes"
@@ -15,19 +15,19 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// Log bounds. A session's log is at most DefaultLogKeep files of
-// DefaultLogMax bytes: NAME.log being written, NAME.log.1 the one before,
+// Log bounds. A session's log is at most DefaultKeep files of
+// DefaultMax bytes: NAME.log being written, NAME.log.1 the one before,
 // up to NAME.log.(keep-1). 32 MiB in all by default: hours of a chatty dev
 // server, and still small beside what the session itself uses.
 const (
-	DefaultLogMax  = 8 << 20
-	DefaultLogKeep = 4
-	// MinLogMax keeps a file larger than a few whole entries, so rotation
+	DefaultMax  = 8 << 20
+	DefaultKeep = 4
+	// MinMax keeps a file larger than a few whole entries, so rotation
 	// always makes progress.
-	MinLogMax = 64 << 10
+	MinMax = 64 << 10
 )
 
-// rotatingLog writes encoded entries to a session's log, rotating by size
+// Log writes encoded entries to a session's log, rotating by size
 // through keep generations.
 //
 // Its write never fails: a write the file refuses (ENOSPC, EROFS, EIO) is
@@ -41,7 +41,7 @@ const (
 // The file always holds whole entries: a short write is truncated back,
 // and each new generation is created with its header under a temporary
 // name and renamed into place, so a reader never sees a file without one.
-type rotatingLog struct {
+type Log struct {
 	mu    sync.Mutex
 	path  string
 	max   int64
@@ -74,14 +74,14 @@ type generation struct {
 	sum    string // set once closed
 }
 
-func openLog(path string, max int64, keep int, runID string) (*rotatingLog, error) {
+func Open(path string, max int64, keep int, runID string) (*Log, error) {
 	if max <= 0 {
-		max = DefaultLogMax
+		max = DefaultMax
 	}
 	if keep <= 0 {
-		keep = DefaultLogKeep
+		keep = DefaultKeep
 	}
-	max = maxInt64(max, MinLogMax)
+	max = maxInt64(max, MinMax)
 	// A name is reused once its session ended: the earlier session's files
 	// go, so none is mistaken for a generation of this one.
 	for _, p := range registry.LogFiles(path) {
@@ -89,7 +89,7 @@ func openLog(path string, max int64, keep int, runID string) (*rotatingLog, erro
 			os.Remove(p)
 		}
 	}
-	l := &rotatingLog{path: path, max: max, keep: keep, runID: runID, lost: make(chan struct{}, 1)}
+	l := &Log{path: path, max: max, keep: keep, runID: runID, lost: make(chan struct{}, 1)}
 	if err := l.create(); err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func openLog(path string, max int64, keep int, runID string) (*rotatingLog, erro
 }
 
 // genPath is where the generation index places back lives.
-func (l *rotatingLog) genPath(index int) string {
+func (l *Log) genPath(index int) string {
 	if index == 0 {
 		return l.path
 	}
@@ -106,7 +106,7 @@ func (l *rotatingLog) genPath(index int) string {
 
 // create makes the next generation: header written under a temporary
 // name, then renamed to the log's path.
-func (l *rotatingLog) create() error {
+func (l *Log) create() error {
 	tmp := l.path + ".new"
 	os.Remove(tmp)
 	f, err := createLog(tmp)
@@ -133,12 +133,12 @@ func (l *rotatingLog) create() error {
 // (NAME.log → NAME.log.1 → … ; the oldest is overwritten) and creates a
 // new one. The writer closes a file before renaming it, so a reader that
 // holds it knows it is complete.
-func (l *rotatingLog) rotate() {
+func (l *Log) rotate() {
 	l.closeFile()
 	l.full = true
 }
 
-func (l *rotatingLog) closeFile() {
+func (l *Log) closeFile() {
 	if l.f == nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (l *rotatingLog) closeFile() {
 // shift renames each generation one place older. Failures are ignored:
 // a file that could not move is overwritten or left, and the receipt's
 // paths say where each should be.
-func (l *rotatingLog) shift() {
+func (l *Log) shift() {
 	for i := l.keep - 1; i >= 1; i-- {
 		os.Rename(l.genPath(i-1), l.genPath(i))
 	}
@@ -164,7 +164,7 @@ func (l *rotatingLog) shift() {
 
 // write appends the encoded entries b, rotating where a file would grow
 // past max (between entries), and drops and counts what the file refuses.
-func (l *rotatingLog) write(b []byte) {
+func (l *Log) write(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for len(b) > 0 {
@@ -192,7 +192,7 @@ func (l *rotatingLog) write(b []byte) {
 
 // put writes whole entries b to the current file, creating it first if
 // needed, preceded by the gap entry of what was dropped before.
-func (l *rotatingLog) put(b []byte) {
+func (l *Log) put(b []byte) {
 	if l.f == nil {
 		if l.full {
 			l.shift()
@@ -226,7 +226,7 @@ func (l *rotatingLog) put(b []byte) {
 }
 
 // drop counts the output entries b carry as lost to err.
-func (l *rotatingLog) drop(b []byte, err error) {
+func (l *Log) drop(b []byte, err error) {
 	n, lines := entryStats(b)
 	if n == 0 {
 		return
@@ -256,7 +256,7 @@ func (l *rotatingLog) drop(b []byte, err error) {
 }
 
 // Loss returns what was dropped so far, or nil if nothing was.
-func (l *rotatingLog) Loss() *receipt.OutputLoss {
+func (l *Log) Loss() *receipt.OutputLoss {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.loss.Error == "" {
@@ -269,7 +269,7 @@ func (l *rotatingLog) Loss() *receipt.OutputLoss {
 // Files lists the generations written, oldest first, for the receipt: at
 // most receipt.MaxListed, the newest; omitted counts the older ones
 // (all rotated away) and their bytes.
-func (l *rotatingLog) Files() (files []receipt.LogFile, omitted int, omittedBytes int64) {
+func (l *Log) Files() (files []receipt.LogFile, omitted int, omittedBytes int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	files = []receipt.LogFile{}
@@ -294,7 +294,7 @@ func (l *rotatingLog) Files() (files []receipt.LogFile, omitted int, omittedByte
 
 // Close writes the gap entry of a drop that nothing followed, if the file
 // takes it now, and closes the file.
-func (l *rotatingLog) Close() error {
+func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {

@@ -1,4 +1,4 @@
-package session
+package sessionlog
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 // what was written to it, across rotations.
 func TestCaptureRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.log")
-	log, err := openLog(path, MinLogMax, 1000, "")
+	log, err := Open(path, MinMax, 1000, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, c, err := startCapture(log)
+	stdout, stderr, c, err := StartCapture(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +47,13 @@ func TestCaptureRoundTrip(t *testing.T) {
 	}
 	for s, name := range []string{"out", "err"} {
 		var got, notes bytes.Buffer
-		v := newView("s", &got, LogOptions{Tail: -1, Stream: name, Notes: &notes})
-		tl, err := openLogTail(path, v)
+		v := NewView("s", &got, ViewOptions{Tail: -1, Stream: name, Notes: &notes})
+		tl, err := OpenTail(path, v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v.endInitial()
-		if err := v.finish(nil); err != nil {
+		v.EndInitial()
+		if err := v.Finish(nil); err != nil {
 			t.Fatal(err)
 		}
 		tl.Close()

@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionlog
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ const (
 // encoder turns what a session's stdout and stderr gave into log
 // entries, in the order read, and writes them to its log.
 type encoder struct {
-	log    *rotatingLog
+	log    *Log
 	batch  []byte
 	ts     []byte // the current read's timestamp, formatted
 	prefix []byte // ts and the kind of a full line of the current read
