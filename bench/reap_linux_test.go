@@ -14,12 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/identity"
-	"github.com/tether-run/tether/reap"
+	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkReap times `tether reap` over 1k, 10k and 50k records (60%
@@ -139,7 +141,7 @@ func reapClass(i int) reap.Class {
 func newReapState(b, owner *testing.B, n int, live, dead []identity.Token) *reapState {
 	b.Helper()
 	xdg := runtimeDir(b, owner)
-	reg, err := registry.Open(filepath.Join(xdg, "tether"))
+	reg, err := store.Open(filepath.Join(xdg, "tether"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -273,11 +275,11 @@ func (s *reapState) runBinary(b *testing.B, bin string, args ...string) time.Dur
 	return d
 }
 
-// runLibrary times registry.Open and reap.Run, as the command makes them.
+// runLibrary times store.Open and reap.Run, as the command makes them.
 func (s *reapState) runLibrary(b *testing.B, o reap.Options) time.Duration {
 	b.Helper()
 	t0 := time.Now()
-	reg, err := registry.Open(s.dir)
+	reg, err := store.Open(s.dir)
 	if err != nil {
 		b.Fatal(err)
 	}

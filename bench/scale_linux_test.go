@@ -18,6 +18,7 @@ import (
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
@@ -274,7 +275,7 @@ func checkStatuses(b *testing.B, what string, ss []session.Status, n int) {
 //
 // Per size, in ms (median, with -min-ms and -max-ms): ls is `tether ls`
 // and json `tether ls --json`, each as a whole process; lib is what they
-// do inside this process (registry.Open, ListLive, StatusOf for each), of
+// do inside this process (store.Open, ListLive, StatusOf for each), of
 // which lib-list is the reading of the records and lib-status the
 // StatusOf calls; floor is `tether ls` on an empty state dir. The
 // -per-100 metrics are the medians above the floor (lib: the median) per
@@ -298,7 +299,7 @@ func BenchmarkLs(b *testing.B) {
 				func() time.Duration { return timeLs(b, f, n, "ls", "--json") },
 				func() time.Duration {
 					t0 := time.Now()
-					reg, err := registry.Open(dir)
+					reg, err := store.Open(dir)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
@@ -255,13 +256,13 @@ func TestRegistryRecord(t *testing.T) {
 			state := t.TempDir()
 			os.Chmod(state, 0o700)
 			leakcheck.AwaitAtCleanup(t, watch.Env, state) // its watcher, before the dir goes
-			reg, err := registry.Open(state)
+			reg, err := store.Open(state)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
 			c := Command("sh", "-c", `touch "$0/ready"; sleep 1000`, dir)
-			c.Registry = reg
+			c.StateDir = reg.Dir
 			c.Mechanism = mech
 			if err := c.Start(); err != nil {
 				t.Fatal(err)

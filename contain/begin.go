@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -61,14 +62,19 @@ func (c *Cmd) startRun(sys func() error) (err error) {
 	return sys()
 }
 
-// openRecord prepares the run's record when a Registry is set; it is
+// openRecord prepares the run's record when a StateDir is set; it is
 // written by prepared, once the containment exists.
 func (c *Cmd) openRecord() error {
-	if c.Registry == nil {
+	if c.StateDir == "" {
 		return nil
 	}
-	t, err := newTracker(c.Registry, &c.rec)
+	reg, err := store.Open(c.StateDir)
 	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRecord, err)
+	}
+	t, err := newTracker(reg, &c.rec)
+	if err != nil {
+		reg.Close()
 		return fmt.Errorf("%w: %w", ErrRecord, err)
 	}
 	c.track = t

@@ -41,10 +41,11 @@
 //
 // # Crash recovery
 //
-// With Registry set, the run keeps a record there from just before the
-// command is spawned (its leaf named in it) until its stop is confirmed.
-// If this program dies (SIGKILL included), reap.Run — `tether reap` —
-// finds the record, proves by identity what is still the run's, and
+// If this program dies (SIGKILL included), a watcher process it started
+// stops the group (internal/watch). With StateDir set, the run also keeps
+// a record there from just before the command is spawned (its leaf named
+// in it) until its stop is confirmed: if the watcher dies too, `tether
+// reap` finds the record, proves by identity what is still the run's, and
 // stops it. A death between making the leaf and writing the record
 // leaves only an empty leaf, which reap reports as an orphan.
 //
@@ -77,7 +78,6 @@ import (
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 )
 
 var (
@@ -140,8 +140,8 @@ const (
 	DefaultKillWait = 5 * time.Second
 )
 
-// NoGrace as a Grace (of Cmd, SetGrace, session.StopOptions or
-// reap.Options) kills at once after the stop signal: any negative
+// NoGrace as a Grace (of Cmd, SetGrace and session.StopOptions)
+// kills at once after the stop signal: any negative
 // duration means the same; zero means the default.
 const NoGrace time.Duration = -1
 
@@ -220,11 +220,13 @@ type Cmd struct {
 	// group's marker in its environment.
 	AdoptOrphans bool
 
-	// Registry, if set, keeps a record of the run from before the
-	// command is spawned until its stop is confirmed, so that reap.Run
-	// (`tether reap`) can stop what the run left if this program dies.
-	// Start fails if the record cannot be written.
-	Registry *registry.Registry
+	// StateDir, if set, is a state directory (as `tether` uses: see
+	// DefaultStateDir) where the run keeps a record from before the
+	// command is spawned until its stop is confirmed, so that `tether
+	// reap` can stop what the run left if this program dies and its
+	// watcher with it. Start fails with ErrRecord if the record cannot
+	// be written.
+	StateDir string
 	// RunID names the run in its receipt, its record and the command's
 	// environment (RunIDEnv, replacing an inherited one). Empty: Start
 	// chooses one (receipt.NewRunID).
@@ -248,7 +250,7 @@ type Cmd struct {
 	closeAfterStart []io.Closer
 	closeAfterWait  []io.Closer
 	track           *tracker
-	// marker is the fallback group's marker (registry.MarkerEnv: its
+	// marker is the fallback group's marker (store.MarkerEnv: its
 	// orphans are told from other children by it, and by reap its
 	// members after tether's death), "" for a group the kernel holds.
 	marker string

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // env is the command's environment: Env (nil: ours) with the run id set,
@@ -31,7 +31,7 @@ func (c *Cmd) env() []string {
 	}
 	env = append(env, RunIDEnv+"="+c.RunID)
 	if c.marker != "" {
-		env = append(env, registry.MarkerEnv+"="+c.marker)
+		env = append(env, store.MarkerEnv+"="+c.marker)
 	}
 	if v, ok := os.LookupEnv("SYSTEMROOT"); ok && !hasRoot && runtime.GOOS == "windows" {
 		env = append(env, "SYSTEMROOT="+v)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // TestEnv: the command's environment is Env with the run id set once,
@@ -19,7 +19,7 @@ func TestEnv(t *testing.T) {
 	}
 	c := &Cmd{Env: []string{"A=1", inherited, "B=2"}, RunID: "new", marker: "m1"}
 	env := c.env()
-	want := []string{"A=1", "B=2", RunIDEnv + "=new", registry.MarkerEnv + "=m1"}
+	want := []string{"A=1", "B=2", RunIDEnv + "=new", store.MarkerEnv + "=m1"}
 	for _, kv := range want {
 		if !slices.Contains(env, kv) {
 			t.Errorf("env() = %q, want %q in it", env, kv)
@@ -36,7 +36,7 @@ func TestEnv(t *testing.T) {
 		t.Errorf("env() = %q, want exactly %q", env, want)
 	}
 	c.marker = ""
-	if slices.Contains(c.env(), registry.MarkerEnv+"=m1") {
+	if slices.Contains(c.env(), store.MarkerEnv+"=m1") {
 		t.Error("env() carries a marker the run has none of")
 	}
 }

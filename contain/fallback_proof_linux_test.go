@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -146,6 +147,23 @@ func runLosingDaemon(t *testing.T, stage func() bool) (c *Cmd, mark string, daem
 	c.Mechanism = receipt.MechanismFallback
 	c.AdoptOrphans = true
 	c.KillWait = 200 * time.Millisecond
+	// Staged from the start (set before Start, so the protocol's
+	// goroutine reads it in order), acting once the daemon is known.
+	var staged atomic.Int64
+	readAllStats = func() []identity.Stat {
+		st := readAllStatsProc()
+		d := int(staged.Load())
+		if d == 0 || !stage() {
+			return st
+		}
+		for i := range st {
+			if st[i].PID == d {
+				st[i].PPID = gone.Process.Pid // the parent it had when read
+			}
+		}
+		return append(st, identity.Stat{PID: gone.Process.Pid, Comm: "sh", State: 'S', PPID: os.Getpid(), StartTime: 1})
+	}
+	t.Cleanup(func() { readAllStats = readAllStatsProc })
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,19 +177,7 @@ func runLosingDaemon(t *testing.T, stage func() bool) (c *Cmd, mark string, daem
 			}
 		}
 	}
-	readAllStats = func() []identity.Stat {
-		st := readAllStatsProc()
-		if !stage() {
-			return st
-		}
-		for i := range st {
-			if st[i].PID == daemon {
-				st[i].PPID = gone.Process.Pid // the parent it had when read
-			}
-		}
-		return append(st, identity.Stat{PID: gone.Process.Pid, Comm: "sh", State: 'S', PPID: os.Getpid(), StartTime: 1})
-	}
-	t.Cleanup(func() { readAllStats = readAllStatsProc })
+	staged.Store(int64(daemon))
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -20,14 +21,15 @@ import (
 // 13). A crash before the write leaves nothing, or an empty leaf no
 // record names, which reap's orphan sweep reports and removes.
 type tracker struct {
-	reg     *registry.Registry
+	reg     *store.Registry // opened for the run, closed by finish
 	rec     registry.Record
 	written bool
+	ended   bool
 }
 
 // newTracker prepares the record of the run r describes; nothing is
 // written yet.
-func newTracker(reg *registry.Registry, r *receipt.Receipt) (*tracker, error) {
+func newTracker(reg *store.Registry, r *receipt.Receipt) (*tracker, error) {
 	self, err := selfToken()
 	if err != nil {
 		return nil, err
@@ -70,7 +72,7 @@ func (t *tracker) prepared(r *receipt.Receipt, marker string) error {
 	if t == nil {
 		return nil
 	}
-	t.rec.SetContainment(r)
+	store.SetContainment(&t.rec, r)
 	t.rec.Marker = marker
 	return t.write()
 }
@@ -88,11 +90,15 @@ func (t *tracker) started(r *receipt.Receipt) {
 }
 
 // finish deletes the record of a confirmed stop, or keeps it marked with
-// what went wrong, for reap.
+// what went wrong, for reap; then it closes the state dir. A run ends
+// once: a start aborted after its process ran calls it twice (the
+// protocol's end, then the failed start's), and the first stands.
 func (t *tracker) finish(r *receipt.Receipt, err error) {
-	if t == nil {
+	if t == nil || t.ended {
 		return
 	}
+	t.ended = true
+	defer t.reg.Close()
 	if r.StopConfirmed {
 		if t.written {
 			t.reg.Delete(t.rec.Name)

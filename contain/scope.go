@@ -2,8 +2,10 @@ package contain
 
 import (
 	"context"
+	"os"
 
 	"github.com/tether-run/tether/internal/delegate"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // EnterScope moves this whole process into a transient systemd scope of
@@ -23,3 +25,12 @@ func EnterScope(ctx context.Context) (unit string, err error) {
 	}
 	return s.Unit, nil
 }
+
+// DefaultStateDir is the state directory the tether command uses, for
+// Cmd.StateDir and session.Open: $XDG_RUNTIME_DIR/tether when set,
+// /run/tether for root, else $XDG_STATE_HOME/tether (by default
+// ~/.local/state/tether); on Windows %TETHER_STATE_DIR%, else
+// %LOCALAPPDATA%\tether. A variable set to something unusable (relative,
+// or under a directory another user can write) is refused with an error
+// naming it.
+func DefaultStateDir() (string, error) { return store.DefaultDir(os.Getenv) }

@@ -10,7 +10,7 @@ import (
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/procfs"
 	"github.com/tether-run/tether/internal/stop"
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // runFallback is the stop protocol (stop.Drive) without a cgroup:
@@ -299,7 +299,7 @@ func (p *protocol) claims(st identity.Stat) bool {
 		return true
 	}
 	env, err := procfs.ReadFile("/proc/" + strconv.Itoa(st.PID) + "/environ")
-	return err == nil && procfs.EnvHas(env, registry.MarkerEnv+"="+p.c.marker)
+	return err == nil && procfs.EnvHas(env, store.MarkerEnv+"="+p.c.marker)
 }
 
 // fallbackOrphan decides which orphan child to reap in the fallback.

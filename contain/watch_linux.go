@@ -6,6 +6,7 @@ import (
 
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/stop"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/registry"
 )
@@ -67,13 +68,13 @@ func (c *Cmd) watchOwner() {
 		// A session's: its supervisor keeps the record.
 		g.Registry, g.Name, g.Reason = c.hooks.WatchRegistry, c.hooks.WatchRecord, "supervisor-died"
 	case c.track != nil:
-		g.Registry, g.Name = c.Registry.Dir, c.track.rec.Name
+		g.Registry, g.Name = c.track.reg.Dir, c.track.rec.Name
 	default:
 		g.Record = c.watchRecord()
 	}
 	sock := g.Registry
 	if sock == "" {
-		sock, _ = registry.DefaultDir(os.Getenv) // the user's watcher
+		sock, _ = store.DefaultDir(os.Getenv) // the user's watcher
 	}
 	id, err := watch.Add(sock, g)
 	if err != nil {
@@ -95,7 +96,7 @@ func (c *Cmd) unwatchOwner() {
 // registry, as its record would.
 func (c *Cmd) watchRecord() *registry.Record {
 	r := &registry.Record{Name: "run-" + randid.Hex(6), Kind: "run", RunID: c.RunID, Argv: c.rec.Argv, Cwd: c.rec.Cwd, Owner: "none", Until: string(ReasonMainExit)}
-	r.SetContainment(&c.rec)
+	store.SetContainment(r, &c.rec)
 	r.StopSignal = stop.SignalName(c.StopSignal)
 	if c.sys.main != nil {
 		r.Main, r.Marker = c.sys.main.Token.String(), c.marker

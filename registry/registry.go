@@ -1,19 +1,10 @@
-// Package registry keeps the records of detached sessions in a per-user
-// state directory, so that a session stays findable after its caller and
-// the caller's scratch are gone.
-//
-// Layout under the state directory (all 0700, owned by the user, never a
-// symlink, checked on every open):
-//
-//	records/NAME.json   the record of a session or run that may have processes
-//	ended/NAME.json     the record once it has ended (history: not scanned
-//	                    by reap or ls unless asked)
-//	s/NAME/             the session's runtime dir: tmp/, sock/, spec.json
-//	logs/NAME.log       its output (bounded: rotated to NAME.log.1, .2, …)
-//	receipts/NAME.json  its stop receipt
-//
-// A name is claimed by creating s/NAME exclusively; it is free again once
-// the session is stopped and its runtime dir removed.
+// Package registry is the record tether keeps of each run and session
+// while it may have processes, and after it ended: Record, the states it
+// goes through, the name policy (CheckName) and the errors about one
+// named session (*Error, wrapping the sentinels below). A session's
+// Client returns records; `tether ls --json` and `tether status --json`
+// print them. Where records live on disk, and how they are written
+// safely, is internal/store's.
 package registry
 
 import (
@@ -59,11 +50,6 @@ const (
 
 // SchemaVersion is the version of the record format.
 const SchemaVersion = 1
-
-// MarkerEnv carries the fallback group's random marker (Record.Marker)
-// into every member's environment: contain sets it, reap finds a dead
-// owner's members by it, and a session's exec drops an outer one.
-const MarkerEnv = "TETHER_GROUP_MARKER"
 
 // Record is what the registry knows of one session.
 type Record struct {
@@ -129,16 +115,3 @@ type Record struct {
 // Live reports whether the record describes a session that may still have
 // processes (not stopped or failed).
 func (r *Record) Live() bool { return r.State != StateStopped && r.State != StateFailed }
-
-// SetContainment records where a run's receipt says its group is — the
-// mechanism, the leaf and its id, the v1 leaves of its limits — so that
-// reap can find it if its supervisor dies.
-func (r *Record) SetContainment(rc *receipt.Receipt) {
-	r.Mechanism = string(rc.Mechanism)
-	if rc.Cgroup != nil {
-		r.Cgroup, r.CgroupID = rc.Cgroup.Path, rc.Cgroup.ID
-	}
-	if rc.Limits != nil {
-		r.V1Cgroups = rc.Limits.V1Leaves
-	}
-}

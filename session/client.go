@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -23,8 +24,7 @@ var ErrNoSupervisor = errors.New("session: no supervisor program: call session.M
 // methods may be called from several goroutines, and from several
 // programs at once: the registry is the only shared state.
 type Client struct {
-	// Registry is where the sessions are recorded.
-	Registry *registry.Registry
+	reg *store.Registry // where the sessions are recorded
 	// Supervisor is the program each session's supervisor runs as: a
 	// program that calls MaybeSupervise before anything else (the tether
 	// binary does). Empty: this program, if it called MaybeSupervise;
@@ -32,23 +32,26 @@ type Client struct {
 	Supervisor string
 }
 
-// Open returns a Client of the registry in dir, created if needed; dir ""
-// is the default one ($XDG_STATE_HOME/tether, else ~/.local/state/tether;
-// root's /var/lib/tether), the one the tether command uses.
+// Open returns a Client of the state directory dir, created if needed;
+// dir "" is the one the tether command uses (contain.DefaultStateDir).
 func Open(dir string) (*Client, error) {
 	if dir == "" {
-		d, err := registry.DefaultDir(os.Getenv)
+		d, err := store.DefaultDir(os.Getenv)
 		if err != nil {
 			return nil, err
 		}
 		dir = d
 	}
-	reg, err := registry.Open(dir)
+	reg, err := store.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Registry: reg}, nil
+	return &Client{reg: reg}, nil
 }
+
+// Close releases the state directory's handles the Client holds. The
+// sessions it started run on.
+func (c *Client) Close() error { return c.reg.Close() }
 
 // selfSupervises records that this program called MaybeSupervise.
 var selfSupervises atomic.Bool
@@ -80,14 +83,14 @@ func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error)
 	if err := ParseReady(o.Ready); err != nil {
 		return nil, err
 	}
-	rec, err := start(ctx, c.Registry, exe, o)
+	rec, err := start(ctx, c.reg, exe, o)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.awaitReady(ctx, rec, o); err != nil {
 		return rec, err
 	}
-	return c.Registry.Read(rec.Name)
+	return c.reg.Read(rec.Name)
 }
 
 // StopOptions say how to stop sessions.
@@ -127,13 +130,13 @@ func (c *Client) StopMany(ctx context.Context, names []string, o StopOptions) []
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
-	return stopMany(c.Registry, names, req, wait, o.KillOn, ctx.Done(), o.Progress)
+	return stopMany(c.reg, names, req, wait, o.KillOn, ctx.Done(), o.Progress)
 }
 
 // Wait waits until the session has ended and returns its record; ctx
 // bounds the wait (its error is returned with the record as last read).
 func (c *Client) Wait(ctx context.Context, name string) (*registry.Record, error) {
-	return waitEnd(ctx, c.Registry, name)
+	return waitEnd(ctx, c.reg, name)
 }
 
 // ExecOptions describe a command to run in a session.
@@ -205,18 +208,18 @@ func (c *Client) Exec(ctx context.Context, name string, o ExecOptions) (receipt.
 		}()
 		sigs = merged
 	}
-	return execIn(c.Registry, name, o.Argv, o.Env, o.Dir, stdio, sigs)
+	return execIn(c.reg, name, o.Argv, o.Env, o.Dir, stdio, sigs)
 }
 
 // Logs writes the session's log to w (see LogOptions); with Follow it
 // goes on until the session ends or ctx is done.
 func (c *Client) Logs(ctx context.Context, name string, w io.Writer, o LogOptions) error {
-	return logs(ctx, c.Registry, name, w, o)
+	return logs(ctx, c.reg, name, w, o)
 }
 
 // Status returns what is true of the session now, its members included.
 func (c *Client) Status(name string) (Status, error) {
-	rec, err := c.Registry.Read(name)
+	rec, err := c.reg.Read(name)
 	if err != nil {
 		return Status{}, err
 	}
@@ -226,7 +229,7 @@ func (c *Client) Status(name string) (Status, error) {
 // List returns the status of every recorded session, live and ended, and
 // the errors of records that could not be read.
 func (c *Client) List() ([]Status, []error) {
-	recs, errs := c.Registry.List()
+	recs, errs := c.reg.List()
 	var sessions []*registry.Record
 	for _, r := range recs {
 		if r.Kind != "run" {
@@ -241,7 +244,7 @@ func (c *Client) List() ([]Status, []error) {
 // started outside it that must reach it. An ended session's is gone
 // (ErrEnded).
 func (c *Client) Env(name string) ([]string, error) {
-	rec, err := c.Registry.Read(name)
+	rec, err := c.reg.Read(name)
 	if err != nil {
 		return nil, err
 	}
@@ -254,14 +257,14 @@ func (c *Client) Env(name string) ([]string, error) {
 // Family returns the live sessions the named one owns, directly or
 // through others, children before parents.
 func (c *Client) Family(name string) ([]*registry.Record, error) {
-	rec, err := c.Registry.Read(name)
+	rec, err := c.reg.Read(name)
 	if err != nil {
 		return nil, err
 	}
 	if rec.Supervisor == "" {
 		return nil, nil
 	}
-	return family(c.Registry, rec.Supervisor), nil
+	return family(c.reg, rec.Supervisor), nil
 }
 
 // superviseArg is the first argument of a supervisor's command line.

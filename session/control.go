@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -31,7 +32,7 @@ func supervisorOf(rec *registry.Record) (*identity.Handle, error) {
 }
 
 // Wait waits until the session has ended and returns its record.
-func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registry.Record, error) {
+func waitEnd(ctx context.Context, reg *store.Registry, name string) (*registry.Record, error) {
 	for {
 		rec, err := reg.Read(name)
 		if err != nil || !rec.Live() {
@@ -64,7 +65,7 @@ const maxReceipt = 64 << 20
 // readReceipt reads a session's receipt through the registry's checks: a
 // FIFO, link or another user's file in its place is refused, not
 // followed or waited on.
-func readReceipt(reg *registry.Registry, rec *registry.Record) (*receipt.Receipt, error) {
+func readReceipt(reg *store.Registry, rec *registry.Record) (*receipt.Receipt, error) {
 	if rec.Receipt == "" {
 		return nil, registry.Errorf(rec.Name, nil, "ended without a receipt (%s)", rec.Error)
 	}
@@ -85,12 +86,12 @@ func readReceipt(reg *registry.Registry, rec *registry.Record) (*receipt.Receipt
 // FIFO, link or another user's file in its place is refused, not
 // followed or waited on).
 func (c *Client) Receipt(rec *registry.Record) (*receipt.Receipt, error) {
-	return readReceipt(c.Registry, rec)
+	return readReceipt(c.reg, rec)
 }
 
 // family returns the live sessions owned, directly or through others, by
 // the session with supervisor token sup, children before parents.
-func family(reg *registry.Registry, sup string) []*registry.Record {
+func family(reg *store.Registry, sup string) []*registry.Record {
 	recs, _ := reg.ListLive()
 	var out []*registry.Record
 	var walk func(tok string)
@@ -108,7 +109,7 @@ func family(reg *registry.Registry, sup string) []*registry.Record {
 
 // admitPool refuses a new member when max live sessions of pool exist,
 // after reclaiming members whose supervisor is provably dead.
-func admitPool(reg *registry.Registry, pool string, max int) error {
+func admitPool(reg *store.Registry, pool string, max int) error {
 	if max <= 0 {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -148,7 +149,7 @@ func (s *execServer) handle(conn execConn) {
 // It fails wrapping ErrEnded when the session has ended, ErrUnsupervised
 // when its supervisor is gone, and contain.ErrNoJoin when the session
 // has no cgroup (the fallback mechanism) or is stopping.
-func execIn(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *store.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	failed := receipt.Exit{Code: 125, MainStatus: -1}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -243,7 +244,7 @@ func forward(token string, sigs <-chan os.Signal) func() {
 func withoutMarker(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		if key(kv) != registry.MarkerEnv {
+		if key(kv) != store.MarkerEnv {
 			out = append(out, kv)
 		}
 	}

@@ -6,13 +6,13 @@ import (
 	"os"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 )
 
 // execIn is not implemented on macOS yet: a process joined to a session
 // would be proven a member only by the supervisor's walks (issue 14).
-func execIn(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *store.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	return receipt.Exit{Code: 125, MainStatus: -1}, fmt.Errorf("session: exec: %w on macOS yet", errors.ErrUnsupported)
 }
 

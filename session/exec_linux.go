@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/peercred"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -143,7 +144,7 @@ func (c unixClient) sendStdio(stdio [3]*os.File, _ *execRequest) error {
 
 // dialExec connects to the session's exec socket through /proc/self/fd:
 // no sun_path limit, and no symlink in the runtime dir is followed.
-func dialExec(reg *registry.Registry, rec *registry.Record) (execClient, error) {
+func dialExec(reg *store.Registry, rec *registry.Record) (execClient, error) {
 	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -203,7 +204,7 @@ func (c pipeClient) sendStdio(stdio [3]*os.File, req *execRequest) error {
 
 // dialExec connects to the session's exec pipe, and proves that the
 // process serving it is the session's supervisor.
-func dialExec(_ *registry.Registry, rec *registry.Record) (execClient, error) {
+func dialExec(_ *store.Registry, rec *registry.Record) (execClient, error) {
 	name, err := windows.UTF16PtrFromString(execPipe(rec.RunID))
 	if err != nil {
 		return nil, err

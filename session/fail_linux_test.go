@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -17,7 +18,7 @@ func TestFailKeepsUnconfirmedRuntimeDir(t *testing.T) {
 	for _, confirmed := range []bool{true, false} {
 		dir := t.TempDir()
 		os.Chmod(dir, 0o700)
-		reg, err := registry.Open(dir)
+		reg, err := store.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/sessionlog"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -26,7 +27,7 @@ import (
 // for rotations, the session's record) and on the supervisor's pidfd,
 // never on a timer: following an idle session costs no wake-ups. On
 // Windows it polls (followWatch).
-func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
+func logs(ctx context.Context, reg *store.Registry, name string, w io.Writer, o LogOptions) error {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return err
@@ -119,7 +120,7 @@ const superviseTimeout = 2 * time.Minute
 // gone ends a follow whose supervisor is gone: the rest of the log is
 // written, and err returned unless the session did end (the supervisor
 // recorded the end just before it exited).
-func gone(reg *registry.Registry, name string, t *sessionlog.Tail, v *sessionlog.View, err error) error {
+func gone(reg *store.Registry, name string, t *sessionlog.Tail, v *sessionlog.View, err error) error {
 	if derr := t.Drain(); derr != nil {
 		return derr
 	}

@@ -17,7 +17,7 @@ import (
 // by its token, a member by its pidfd's cgroup being the session's leaf.
 // It returns how many processes were signalled.
 func (c *Client) Kill(name string, sig syscall.Signal, all bool) (int, error) {
-	rec, err := c.Registry.Read(name)
+	rec, err := c.reg.Read(name)
 	if err != nil {
 		return 0, err
 	}

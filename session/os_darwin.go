@@ -1,6 +1,6 @@
 package session
 
-import "github.com/tether-run/tether/registry"
+import "github.com/tether-run/tether/internal/store"
 
 // What sessions do on macOS only: nothing moves the supervisor (there is
 // no systemd), and no enclosing session is found (no cgroup to find it
@@ -14,7 +14,7 @@ func enterScope(*supervisorSpec, string) error { return nil }
 
 // enclosingSession finds nothing on macOS: membership of a session's
 // process group is not proof enough to default an owner to it.
-func enclosingSession(*registry.Registry) (string, bool) { return "", false }
+func enclosingSession(*store.Registry) (string, bool) { return "", false }
 
 // bindings are the caveats of a supervisor's session on macOS, worded
 // to follow "session NAME" (tether start prints them as notes).

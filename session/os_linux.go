@@ -11,8 +11,8 @@ import (
 
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/delegate"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 )
 
 // What sessions do on Linux only: the supervisor moves into a systemd
@@ -79,7 +79,7 @@ func leaveLeaf(ownerless bool) error {
 // enclosingSession finds the live session whose cgroup leaf the caller
 // runs in, from its real cgroup membership (the leaf's path and id), not
 // from environment variables.
-func enclosingSession(reg *registry.Registry) (string, bool) {
+func enclosingSession(reg *store.Registry) (string, bool) {
 	m, err := cgroup.Mount()
 	if err != nil {
 		return "", false

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/tether-run/tether/internal/identity"
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // What sessions do differently on Windows: the supervisor is started
@@ -159,4 +159,4 @@ func enterScope(spec *supervisorSpec, name string) error { return nil }
 // enclosingSession finds no session on Windows yet: a job cannot be told
 // from outside which session's it is (issue 14), so the default owner of
 // a session started inside another is none, not that session.
-func enclosingSession(reg *registry.Registry) (string, bool) { return "", false }
+func enclosingSession(reg *store.Registry) (string, bool) { return "", false }

@@ -228,7 +228,7 @@ const beganToStop = "began to stop"
 // ended says how the session ended ("ended (stopped, main-exit, exit
 // 3)", "began to stop"), or "" while it runs.
 func (r *readiness) ended() string {
-	rec, err := r.c.Registry.Read(r.rec.Name)
+	rec, err := r.c.reg.Read(r.rec.Name)
 	switch {
 	case err != nil:
 		return "could not be read (" + err.Error() + ")"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -17,7 +18,7 @@ import (
 // proven without the supervisor's walks. reclaim proves the main process
 // gone by its token, or kills it through a handle proven to be it, before
 // it marks the session stopped and frees its name.
-func reclaim(reg *registry.Registry, rec *registry.Record) error {
+func reclaim(reg *store.Registry, rec *registry.Record) error {
 	if h, err := supervisorOf(rec); err == nil {
 		h.Close()
 		return fmt.Errorf("session: %q is supervised", rec.Name)

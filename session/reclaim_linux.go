@@ -8,6 +8,7 @@ import (
 
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/stop"
+	"github.com/tether-run/tether/internal/store"
 
 	"github.com/tether-run/tether/registry"
 )
@@ -16,7 +17,7 @@ import (
 // what it can prove: the leaf directory is opened and its inode must equal
 // the recorded cgroup id before cgroup.kill is written. A session without
 // a leaf (fallback mechanism) is left to `tether reap`.
-func reclaim(reg *registry.Registry, rec *registry.Record) error {
+func reclaim(reg *store.Registry, rec *registry.Record) error {
 	if h, err := supervisorOf(rec); err == nil {
 		h.Close()
 		return fmt.Errorf("session: %q is supervised", rec.Name)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/sessionlog"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -15,7 +16,7 @@ import (
 // log's loss watcher all change it.
 type recorder struct {
 	mu  sync.Mutex
-	reg *registry.Registry
+	reg *store.Registry
 	rec *registry.Record
 }
 

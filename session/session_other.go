@@ -9,12 +9,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
 
 // Start is not implemented on this system.
-func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (*registry.Record, error) {
+func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*registry.Record, error) {
 	return nil, errors.ErrUnsupported
 }
 
@@ -22,12 +23,12 @@ func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (
 func supervise(stateDir, name string, ready *os.File) error { return errors.ErrUnsupported }
 
 // Logs is not implemented on this system.
-func logs(ctx context.Context, reg *registry.Registry, name string, w io.Writer, o LogOptions) error {
+func logs(ctx context.Context, reg *store.Registry, name string, w io.Writer, o LogOptions) error {
 	return errors.ErrUnsupported
 }
 
 // StopMany is not implemented on this system.
-func stopMany(reg *registry.Registry, names []string, req stopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
+func stopMany(reg *store.Registry, names []string, req stopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
 	out := make([]StopResult, len(names))
 	for i, n := range names {
 		out[i] = StopResult{Name: n, Err: errors.ErrUnsupported}
@@ -36,12 +37,12 @@ func stopMany(reg *registry.Registry, names []string, req stopRequest, wait time
 }
 
 // Wait is not implemented on this system.
-func waitEnd(ctx context.Context, reg *registry.Registry, name string) (*registry.Record, error) {
+func waitEnd(ctx context.Context, reg *store.Registry, name string) (*registry.Record, error) {
 	return nil, errors.ErrUnsupported
 }
 
 // family is not implemented on this system.
-func family(reg *registry.Registry, sup string) []*registry.Record { return nil }
+func family(reg *store.Registry, sup string) []*registry.Record { return nil }
 
 // StatusOf returns the record's own state on this system.
 func StatusOf(rec *registry.Record) Status {
@@ -61,7 +62,7 @@ func StatusOfAll(recs []*registry.Record) []Status {
 }
 
 // Exec is not implemented on this system.
-func execIn(reg *registry.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *store.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	return receipt.Exit{Code: 125, MainStatus: -1}, errors.ErrUnsupported
 }
 

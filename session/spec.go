@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -18,7 +19,7 @@ const maxSpec = 4 << 20
 // readSpec reads the spec Start wrote into the session's runtime dir,
 // through the registry's checks (ours, a regular file, not a symlink,
 // bounded): a FIFO or a link planted there is refused, not followed.
-func readSpec(reg *registry.Registry, rec *registry.Record) (*supervisorSpec, error) {
+func readSpec(reg *store.Registry, rec *registry.Record) (*supervisorSpec, error) {
 	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
 		return nil, err
 	}

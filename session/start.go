@@ -19,13 +19,14 @@ import (
 	"github.com/tether-run/tether/internal/atomicfile"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
 
 // Start starts a session and returns its record once the command runs
 // (or the reason it could not start, as a *StartError).
-func start(ctx context.Context, reg *registry.Registry, exe string, o Options) (*registry.Record, error) {
+func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*registry.Record, error) {
 	if len(o.Argv) == 0 {
 		return nil, errors.New("session: no command")
 	}
@@ -107,7 +108,7 @@ type starting struct {
 // command line or environment too large for the record or the spec is
 // refused here, before the name is claimed or anything is created (issue
 // 22: a record written too large to read held its name for good).
-func prepare(reg *registry.Registry, o Options, owner, ownerTok string) (*starting, error) {
+func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting, error) {
 	rt := reg.RuntimeDir(o.Name)
 	env, err := sessionEnv(o, rt)
 	if err != nil {
@@ -127,7 +128,7 @@ func prepare(reg *registry.Registry, o Options, owner, ownerTok string) (*starti
 		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
 		Profile: o.Profile, Until: o.Until, Pool: o.Pool, StopSignal: spec.StopSignal,
 	}
-	if err := registry.CheckSize(rec); err != nil {
+	if err := store.CheckSize(rec); err != nil {
 		return nil, err
 	}
 	b, err := json.MarshalIndent(spec, "", "  ")
@@ -143,7 +144,7 @@ func prepare(reg *registry.Registry, o Options, owner, ownerTok string) (*starti
 // claim admits the session to its pool, claims its name and writes its
 // spec and starting record as one critical section under the registry's
 // lock: a concurrent start then sees this record when it counts the pool.
-func claim(reg *registry.Registry, o Options, w *starting) error {
+func claim(reg *store.Registry, o Options, w *starting) error {
 	unlock, err := reg.Lock()
 	if err != nil {
 		return err
@@ -185,7 +186,7 @@ func claim(reg *registry.Registry, o Options, w *starting) error {
 
 // launchSupervisor starts `tether __supervise` in a session of its own
 // and waits for its one-line report.
-func launchSupervisor(ctx context.Context, reg *registry.Registry, exe string, o Options, env []string) error {
+func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Options, env []string) error {
 	// DefaultReadyTimeout bounds the wait unless ctx ends it first.
 	timeout := DefaultReadyTimeout
 	var bound <-chan time.Time
@@ -334,7 +335,7 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 	env := make([]string, 0, len(o.Env)+len(own))
 	for _, kv := range o.Env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := own[k]; !ok && k != registry.MarkerEnv {
+		if _, ok := own[k]; !ok && k != store.MarkerEnv {
 			env = append(env, kv)
 		}
 	}
@@ -365,7 +366,7 @@ const maxSocketPath = 107
 // tether start is, in every agent harness and in `sh -c`, a throwaway
 // shell whose exit would stop the session at once (systemd-run, tmux and
 // docker bind no owner either). "parent" is there for who wants it.
-func resolveOwner(reg *registry.Registry, name, spec string) (string, string, error) {
+func resolveOwner(reg *store.Registry, name, spec string) (string, string, error) {
 	if spec == "" {
 		if enc, ok := enclosingSession(reg); ok {
 			spec = "session:" + enc

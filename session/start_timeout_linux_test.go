@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -20,7 +21,7 @@ import (
 // into a name now free). The supervisor must be dead when Start returns.
 func TestStartTimeoutKillsSupervisor(t *testing.T) {
 	dir := t.TempDir()
-	reg, err := registry.Open(filepath.Join(dir, "state"))
+	reg, err := store.Open(filepath.Join(dir, "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestStartTimeoutKillsSupervisor(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	c := &Client{Registry: reg, Supervisor: exe}
+	c := &Client{reg: reg, Supervisor: exe}
 	_, err = c.Start(ctx, Options{Name: "hung", Argv: []string{"true"}, Owner: "none"})
 	if !errors.Is(err, ErrSupervisor) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Start() = %v, want ErrSupervisor and the context's deadline", err)

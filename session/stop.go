@@ -14,7 +14,8 @@ import (
 	"github.com/tether-run/tether/internal/atomicfile"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
-	"github.com/tether-run/tether/reap"
+	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -28,7 +29,7 @@ import (
 // fire. progress, if set, is called with each step of each supervisor's
 // stop protocol as the supervisor records it. Every session is attempted
 // even when one fails.
-func stopMany(reg *registry.Registry, names []string, req stopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
+func stopMany(reg *store.Registry, names []string, req stopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
 	out := make([]StopResult, len(names))
 	var waits []*stopping
 	for i, name := range names {
@@ -103,7 +104,7 @@ func stopMany(reg *registry.Registry, names []string, req stopRequest, wait time
 
 // stopping is a stop requested of a supervisor that had not yet exited.
 type stopping struct {
-	reg  *registry.Registry
+	reg  *store.Registry
 	i    int
 	name string
 	rec  *registry.Record // as read when the stop was requested
@@ -116,7 +117,7 @@ type stopping struct {
 // requestStop leaves req in the session's runtime dir and signals its
 // supervisor. It returns nil (and no error) for a session that has
 // already ended.
-func requestStop(reg *registry.Registry, name string, req stopRequest) (*stopping, error) {
+func requestStop(reg *store.Registry, name string, req stopRequest) (*stopping, error) {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ func (s *stopping) send(req stopRequest) error {
 }
 
 // result reads the receipt of a session whose supervisor has exited.
-func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
+func (s *stopping) result(reg *store.Registry) (*receipt.Receipt, error) {
 	rec, err := reg.Read(s.name)
 	if err != nil {
 		return nil, err
@@ -218,7 +219,7 @@ func (s *stopping) result(reg *registry.Registry) (*receipt.Receipt, error) {
 // else the session's own as its spec recorded it; --kill and --grace 0
 // give none. why is the error that found it unsupervised, returned when
 // nothing could be done.
-func stopUnsupervised(reg *registry.Registry, name string, req stopRequest, why error) (*receipt.Receipt, error) {
+func stopUnsupervised(reg *store.Registry, name string, req stopRequest, why error) (*receipt.Receipt, error) {
 	o := reap.Options{Reason: "request", Grace: time.Duration(req.GraceMS) * time.Millisecond}
 	if req.Kill || req.GraceMS < 0 {
 		o.Grace = contain.NoGrace
@@ -246,7 +247,7 @@ func stopUnsupervised(reg *registry.Registry, name string, req stopRequest, why 
 }
 
 // endedReceipt returns the receipt of a session that has ended.
-func endedReceipt(reg *registry.Registry, name string) (*receipt.Receipt, error) {
+func endedReceipt(reg *store.Registry, name string) (*receipt.Receipt, error) {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return nil, err
@@ -258,7 +259,7 @@ func endedReceipt(reg *registry.Registry, name string) (*receipt.Receipt, error)
 // before that supervisor's own group is stopped: all of them at once,
 // under one deadline. A kill of the owner's stop (a later `stop --kill` or
 // `--grace 0`) is passed on to them.
-func stopFamily(reg *registry.Registry, sup string, kill <-chan struct{}) {
+func stopFamily(reg *store.Registry, sup string, kill <-chan struct{}) {
 	fam := family(reg, sup)
 	if len(fam) == 0 {
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/sessionlog"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -26,7 +27,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 	s := &supervisor{name: name, ready: ready}
 	defer s.report(readyReport{Error: "supervisor ended without starting the session", Code: 125})
 	defer s.close()
-	reg, err := registry.Open(stateDir)
+	reg, err := store.Open(stateDir)
 	if err == nil {
 		var rec *registry.Record
 		if rec, err = reg.Read(name); err == nil {
@@ -169,7 +170,7 @@ func (s *supervisor) command() *contain.Cmd {
 		Prepared: func(r *receipt.Receipt, marker string) error {
 			return w.update(func(rec *registry.Record) {
 				rec.Supervisor = s.self
-				rec.SetContainment(r)
+				store.SetContainment(rec, r)
 				rec.Marker = marker
 			})
 		},

@@ -10,7 +10,7 @@ WINEPREFIX=$(.ci/wine/setup.sh)
 export WINEPREFIX WINEDEBUG=-all PATH="$PWD/.ci/wine:$PATH"
 echo "wine: $(/usr/lib/wine/wine64 --version), prefix $WINEPREFIX (ready after $((SECONDS - t0))s)"
 
-GOOS=windows go test -count=1 -timeout 10m ./contain/ ./receipt/ ./registry/ ./internal/identity/
+GOOS=windows go test -count=1 -timeout 10m ./contain/ ./receipt/ ./internal/store/ ./internal/identity/
 # These cli tests use t.TempDir, whose cleanup (os.RemoveAll) fails under
 # Wine 8 (FileDispositionInformationEx is not implemented); they test flag
 # parsing, the same code on every system.

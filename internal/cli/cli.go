@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/session"
 	"github.com/tether-run/tether/version"
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
 	"github.com/tether-run/tether/internal/delegate"
 	"github.com/tether-run/tether/receipt"
 )

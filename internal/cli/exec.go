@@ -8,6 +8,7 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )

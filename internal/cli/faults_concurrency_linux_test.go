@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 )
 
 // The concurrency and fd-limit classes of the fault suite (issue 9). Each
@@ -23,7 +23,7 @@ func assertNothingLeft(t *testing.T, xdg, parent string) {
 	if ls := leaves(parent); len(ls) > 0 {
 		t.Errorf("leaves left behind: %v", ls)
 	}
-	reg, err := registry.Open(filepath.Join(xdg, "tether"))
+	reg, err := store.Open(filepath.Join(xdg, "tether"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
@@ -59,14 +61,17 @@ Run from inside a session, it shows that session and the sessions it owns;
 
 // selectSessions keeps the caller's family when it runs inside a session,
 // else the live sessions; all keeps everything.
-func selectSessions(e *env, reg *registry.Registry, recs []*registry.Record, all bool) []*registry.Record {
+func selectSessions(e *env, reg *store.Registry, recs []*registry.Record, all bool) []*registry.Record {
 	if all {
 		return recs
 	}
 	if name := e.getenv("TETHER_SESSION"); name != "" {
 		if self, err := reg.Read(name); err == nil && session.Inside(self) {
-			fam, _ := (&session.Client{Registry: reg}).Family(name)
-			return append(fam, self)
+			if c, err := session.Open(reg.Dir); err == nil {
+				fam, _ := c.Family(name)
+				c.Close()
+				return append(fam, self)
+			}
 		}
 	}
 	var live []*registry.Record

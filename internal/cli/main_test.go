@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/tether-run/tether/session"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-run/tether/session"
+
 	"github.com/tether-run/tether/internal/cli"
 	"github.com/tether-run/tether/internal/leakcheck"
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // asTetherEnv makes the test binary behave as the tether binary: the
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "FAIL: %d run records left behind (runs not confirmed stopped): %v\n", len(recs), recs)
 		code = 1
 	}
-	registry.RemoveAll(xdg) // os.RemoveAll fails under Wine 8
+	store.RemoveAll(xdg) // os.RemoveAll fails under Wine 8
 	os.Exit(code)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/internal/sibling"
 )
 

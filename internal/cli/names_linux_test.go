@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-run/tether/reap"
+	"github.com/tether-run/tether/internal/reap"
 	"github.com/tether-run/tether/registry"
 )
 

@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/delegate"
 	"github.com/tether-run/tether/internal/leakcheck"
 	"github.com/tether-run/tether/receipt"
-	"golang.org/x/sys/unix"
 )
 
 // nobodyUID is the uid (and gid) the unprivileged tests run tether as.

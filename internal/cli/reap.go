@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tether-run/tether/reap"
-	"github.com/tether-run/tether/registry"
+
+	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 )
 
 func newReapCmd(e *env) *cobra.Command {
@@ -96,7 +97,7 @@ func printReap(e *env, rep *reap.Report) {
 
 // quickReap reclaims provably dead records before a start, unless turned
 // off (--no-reap or TETHER_NO_REAP=1). Failures are warnings.
-func quickReap(e *env, reg *registry.Registry, off bool) {
+func quickReap(e *env, reg *store.Registry, off bool) {
 	if off || e.getenv("TETHER_NO_REAP") == "1" || reg == nil {
 		return
 	}

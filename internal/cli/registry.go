@@ -9,24 +9,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
 // openRegistry opens this user's state directory.
-func openRegistry(e *env) (*registry.Registry, error) {
-	dir, err := registry.DefaultDir(e.getenv)
+func openRegistry(e *env) (*store.Registry, error) {
+	dir, err := store.DefaultDir(e.getenv)
 	if err != nil {
 		return nil, err
 	}
-	return registry.Open(dir)
+	return store.Open(dir)
 }
 
 // openClient opens the session client of the default registry; its
 // supervisors are this binary (tether's main calls
 // session.MaybeSupervise).
 func openClient(e *env) (*session.Client, error) {
-	reg, err := openRegistry(e)
+	dir, err := store.DefaultDir(e.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +35,12 @@ func openClient(e *env) (*session.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session.Client{Registry: reg, Supervisor: exe}, nil
+	c, err := session.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	c.Supervisor = exe
+	return c, nil
 }
 
 // printJSON writes v as one indented JSON document.

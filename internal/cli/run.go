@@ -15,6 +15,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/hooks"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
@@ -205,7 +206,7 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 }
 
 // command is the run's contain.Cmd, recorded in reg (nil: no record).
-func (p *runPlan) command(e *env, f *runFlags, reg *registry.Registry) *contain.Cmd {
+func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd {
 	c := contain.Command(p.args[0], p.args[1:]...)
 	c.Env, c.StopSignal = p.env, p.sig
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
@@ -220,7 +221,9 @@ func (p *runPlan) command(e *env, f *runFlags, reg *registry.Registry) *contain.
 	c.AdoptOrphans = true // tether run starts no other children
 	c.Limits = p.spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
-	c.Registry = reg
+	if reg != nil {
+		c.StateDir = reg.Dir
+	}
 	if f.receipt != "" && f.receipt != "-" {
 		// Written by the watcher too, if tether dies (issue 24).
 		abs, _ := filepath.Abs(f.receipt) // the watcher runs in /
@@ -443,18 +446,18 @@ func (s *signalLog) first() syscall.Signal {
 // a command line too long for a record (which a record written anyway
 // would make unreadable: issue 22), the run goes on without a record,
 // and says so.
-func runRegistry(e *env, f *runFlags, argv []string) *registry.Registry {
+func runRegistry(e *env, f *runFlags, argv []string) *store.Registry {
 	if !runRecords {
 		return nil
 	}
-	noRecord := func(err error) *registry.Registry {
+	noRecord := func(err error) *store.Registry {
 		if !f.quiet {
 			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
 		}
 		return nil
 	}
 	cwd, _ := os.Getwd() // as contain.Cmd records it
-	if err := registry.CheckSize(&registry.Record{Kind: "run", State: registry.StateRunning, Argv: argv, Cwd: cwd}); err != nil {
+	if err := store.CheckSize(&registry.Record{Kind: "run", State: registry.StateRunning, Argv: argv, Cwd: cwd}); err != nil {
 		return noRecord(err)
 	}
 	reg, err := openRegistry(e)

@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
+
+	"github.com/tether-run/tether/receipt"
 )
 
 // Windows: tether run through the real CLI under Wine (or Windows). The

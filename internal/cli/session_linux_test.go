@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/tether-run/tether/reap"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/leakcheck"
@@ -28,15 +30,20 @@ func stateEnv(t *testing.T) string {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o700)
 	t.Cleanup(func() {
-		reg, err := registry.Open(filepath.Join(dir, "tether"))
+		reg, err := store.Open(filepath.Join(dir, "tether"))
 		if err != nil {
 			return
 		}
+		client, err := session.Open(reg.Dir)
+		if err != nil {
+			return
+		}
+		defer client.Close()
 		recs, _ := reg.List()
 		for _, r := range recs {
 			if r.Live() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				_, err := (&session.Client{Registry: reg}).Stop(ctx, r.Name, session.StopOptions{Kill: true})
+				_, err := client.Stop(ctx, r.Name, session.StopOptions{Kill: true})
 				cancel()
 				if err != nil {
 					reap.Run(reg, reap.Options{})
@@ -88,7 +95,7 @@ func statusOf(t *testing.T, xdg, name string) session.Status {
 func awaitState(t *testing.T, xdg, name, want string) (session.Status, time.Duration) {
 	t.Helper()
 	t0 := time.Now()
-	reg, err := registry.Open(filepath.Join(xdg, "tether"))
+	reg, err := store.Open(filepath.Join(xdg, "tether"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +430,7 @@ func TestSessionBadInput(t *testing.T) {
 		})
 	}
 	// Nothing half-created by the refusals.
-	reg, _ := registry.Open(filepath.Join(long, "tether"))
+	reg, _ := store.Open(filepath.Join(long, "tether"))
 	if recs, _ := reg.List(); len(recs) != 0 {
 		t.Errorf("records after a refused start: %v", recs)
 	}

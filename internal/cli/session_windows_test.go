@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/identity"
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // Windows sessions through the real CLI under Wine (or Windows): a
@@ -168,7 +168,7 @@ func TestWindowsSessionSupervisorKilled(t *testing.T) {
 		t.Fatalf("tether start = %d: %s", code, stderr)
 	}
 	awaitFile(t, dir, "sleeper")
-	reg, err := registry.Open(os.Getenv("TETHER_STATE_DIR"))
+	reg, err := store.Open(os.Getenv("TETHER_STATE_DIR"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestWindowsSessionExec(t *testing.T) {
 // with the reason beside it, as on Linux; nothing is deleted.
 func TestWindowsReapQuarantine(t *testing.T) {
 	dir := os.Getenv("TETHER_STATE_DIR")
-	if _, err := registry.Open(dir); err != nil {
+	if _, err := store.Open(dir); err != nil {
 		t.Fatal(err)
 	}
 	name := "win-corrupt"

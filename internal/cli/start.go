@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/limits"

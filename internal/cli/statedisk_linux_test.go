@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
-	"golang.org/x/sys/unix"
 )
 
 // mountTmpfs mounts a tmpfs of size (as mount(8) takes it: 2m) on dir,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
@@ -121,13 +121,17 @@ func runStop(e *env, o *stopOptions) error {
 	if prog != nil {
 		so.Progress = prog.step
 	}
-	client := &session.Client{Registry: reg}
+	client, err := session.Open(reg.Dir)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	defer client.Close()
 	return printStops(e, o, reg, prog, client.StopMany(ctx, names, so))
 }
 
 // printStops prints each stop's line or, with --json, the receipts, and
 // returns the failures: exit 1, or 2 when the one session named is bad.
-func printStops(e *env, o *stopOptions, reg *registry.Registry, prog *progress, results []session.StopResult) error {
+func printStops(e *env, o *stopOptions, reg *store.Registry, prog *progress, results []session.StopResult) error {
 	receipts := []*receipt.Receipt{}
 	var errs []error
 	code := ExitFailure

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+
 	"github.com/spf13/cobra"
+
 	"github.com/tether-run/tether/session"
 )
 

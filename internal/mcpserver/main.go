@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/tether-run/tether/internal/sibling"
-	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
@@ -27,19 +26,16 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "tether mcp:", err)
 		return 1
 	}
-	dir, err := registry.DefaultDir(os.Getenv)
+	client, err := session.Open("")
 	if err != nil {
 		return fail(err)
 	}
-	reg, err := registry.Open(dir)
-	if err != nil {
-		return fail(err)
-	}
-	sup := supervisor()
+	defer client.Close()
+	client.Supervisor = supervisor()
 	os.Unsetenv(SupervisorEnv) // not the commands' business
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, &session.Client{Registry: reg, Supervisor: sup}, os.Stdin, os.Stdout); err != nil {
+	if err := Run(ctx, client, os.Stdin, os.Stdout); err != nil {
 		return fail(err)
 	}
 	return 0

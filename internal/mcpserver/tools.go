@@ -426,8 +426,8 @@ func (t *tools) stop(ctx context.Context, _ *mcp.CallToolRequest, in StopIn) (*m
 		return res, out, err
 	}
 	out.StopConfirmed, out.Reason, out.MembersSeen, out.KillUsed, out.ExitCode = r.StopConfirmed, r.Stop.Reason, r.Evidence.MembersSeen, r.Evidence.KillUsed, r.Exit.Code
-	if rec, err := t.client.Registry.Read(in.Name); err == nil {
-		out.Receipt = rec.Receipt
+	if s, err := t.client.Status(in.Name); err == nil {
+		out.Receipt = s.Receipt
 	}
 	return text(fmt.Sprintf("stopped %s: %d processes, kill used: %t, confirmed: %t", in.Name, out.MembersSeen, out.KillUsed, out.StopConfirmed)), out, nil
 }

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
-	"github.com/tether-run/tether/registry"
 )
 
 // Log bounds. A session's log is at most DefaultKeep files of
@@ -84,7 +84,7 @@ func Open(path string, max int64, keep int, runID string) (*Log, error) {
 	max = maxInt64(max, MinMax)
 	// A name is reused once its session ended: the earlier session's files
 	// go, so none is mistaken for a generation of this one.
-	for _, p := range registry.LogFiles(path) {
+	for _, p := range store.LogFiles(path) {
 		if p != path {
 			os.Remove(p)
 		}

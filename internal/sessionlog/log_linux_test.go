@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // TestCaptureRoundTrip: whatever bytes a command writes (binary, LF-free
@@ -42,7 +42,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 	stderr.Close()
 	c.End()
 	log.Close()
-	if files := registry.LogFiles(path); len(files) < 10 {
+	if files := store.LogFiles(path); len(files) < 10 {
 		t.Errorf("%d log files, want the log to have rotated ten times or more", len(files))
 	}
 	for s, name := range []string{"out", "err"} {

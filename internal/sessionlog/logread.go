@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tether-run/tether/registry"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // logFile reads one generation of a log, entry by entry, keeping an entry
@@ -120,7 +120,7 @@ func (lf *logFile) Close() error { return lf.f.Close() }
 func openGenerations(path string, after int) ([]*logFile, error) {
 	var out []*logFile
 	seen := map[int]bool{}
-	for _, p := range registry.LogFiles(path) {
+	for _, p := range store.LogFiles(path) {
 		lf, err := openLogFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

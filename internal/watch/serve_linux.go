@@ -10,10 +10,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-run/tether/internal/atomicfile"
-	"github.com/tether-run/tether/reap"
-	"github.com/tether-run/tether/registry"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-run/tether/internal/atomicfile"
+	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // Serve is a watcher's life: the process it runs in was started by an
@@ -243,9 +244,9 @@ func (w *watcher) end(fd int, c *peer) {
 // stop stops a group whose owner died, through what its record proves,
 // and writes the receipt where the owner would have.
 func stop(g *Group) {
-	var reg *registry.Registry
+	var reg *store.Registry
 	if g.Registry != "" {
-		reg, _ = registry.Open(g.Registry)
+		reg, _ = store.Open(g.Registry)
 	}
 	rec := g.Record
 	if rec == nil {

@@ -17,8 +17,8 @@ install -m 0755 $H/tests/tether-crashpoints /usr/local/lib/tether-crashpoints
 # built by the same command, and refuses anything else.
 cat >/usr/local/bin/go <<'GO'
 #!/bin/sh
-[ $# = 6 ] && [ "$*" = "build -tags crashpoints -o $5 ../cmd/tether" ] && exec cp /usr/local/lib/tether-crashpoints "$5"
-echo "go stand-in: only 'go build -tags crashpoints -o BIN ../cmd/tether' exists in this guest" >&2; exit 1
+[ $# = 6 ] && [ "$*" = "build -tags crashpoints -o $5 ../../cmd/tether" ] && exec cp /usr/local/lib/tether-crashpoints "$5"
+echo "go stand-in: only 'go build -tags crashpoints -o BIN ../../cmd/tether' exists in this guest" >&2; exit 1
 GO
 chmod 0755 /usr/local/bin/go
 install -d -m 0755 /usr/local/share/tether-ci && install -m 0755 $H/guest/e2e.sh /usr/local/share/tether-ci/
