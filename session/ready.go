@@ -120,9 +120,12 @@ type readiness struct {
 func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options) error {
 	specs := o.Ready
 	if o.Profile == "tmux" && !slices.ContainsFunc(specs, func(s string) bool { return strings.HasPrefix(s, "exec:") }) {
-		// The tmux server answers: `tmux new -d` returns before it does
-		// (the start help's example failed about one time in ten).
-		specs = append(slices.Clone(specs), "exec:tmux ls")
+		// The tmux server holds a session: `tmux new -d` returns before
+		// it does (the start help's example failed about one time in
+		// ten), and `tmux ls` is no proof: it exits 0, listing nothing,
+		// while the server is up without the session yet (seen once in
+		// TestStartTmuxReadyBackToBack). has-session fails then.
+		specs = append(slices.Clone(specs), "exec:tmux has-session")
 	}
 	if len(specs) == 0 {
 		return nil

@@ -115,7 +115,7 @@ type Options struct {
 	// (a line of the session's log matches), exec:CMD (sh -c CMD, run
 	// inside the session with its environment, exits 0). PATH may name
 	// the session's variables ($TETHER_SESSION_DIR, $TMPDIR) and is
-	// relative to Dir. Profile "tmux" adds exec:tmux ls unless an exec
+	// relative to Dir. Profile "tmux" adds exec:tmux has-session unless an exec
 	// check is given. If they do not all hold within ReadyTimeout
 	// (default DefaultReadyWait), or the session ends first, the session
 	// is stopped and Start returns a *NotReadyError.

@@ -69,7 +69,7 @@ matches a line of the session's log, exec:CMD exits 0 (sh -c CMD, run
 inside the session, in its environment). PATH may use the session's
 $TETHER_SESSION_DIR or $TMPDIR (quote it from your shell) and is relative
 to the working directory. --profile tmux waits for the tmux server
-(exec:tmux ls) unless an exec check is given. If the checks do not hold
+(exec:tmux has-session: a session exists) unless an exec check is given. If the checks do not hold
 within --ready-timeout, or the session ends first, the session is stopped,
 and tether start says which check failed, prints the log's last lines and
 exits 1.
