@@ -118,41 +118,7 @@ other failures, not ready included; 2 for usage errors.`,
 }
 
 func runStart(e *env, f *startFlags, args []string) error {
-	spec, err := f.budget()
-	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	if err := checkStartNames(f.name, f.pool, f.owner); err != nil {
-		return exit(ExitUsage, err)
-	}
-	if err := session.ParseReady(f.ready); err != nil {
-		return exit(ExitUsage, err)
-	}
-	if f.readyTimeout <= 0 && (len(f.ready) > 0 || f.profile == "tmux") {
-		return exit(ExitUsage, errors.New("--ready-timeout must be positive"))
-	}
-	if f.max < 0 || (f.max > 0 && f.pool == "") {
-		return exit(ExitUsage, errors.New("--max needs --pool and a positive number"))
-	}
-	logMax, err := limits.ParseSize(f.logMax)
-	if err == nil && logMax < session.MinLogMax {
-		err = fmt.Errorf("--log-max %s: at least %s", f.logMax, limits.FormatSize(session.MinLogMax))
-	}
-	if err == nil && f.logKeep < 1 {
-		err = fmt.Errorf("--log-keep %d: at least 1", f.logKeep)
-	}
-	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	mech, err := f.resolve(e)
-	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	sig, err := f.stopSignal()
-	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	cmdEnv, err := f.environ(os.Environ())
+	o, err := f.options(e, args)
 	if err != nil {
 		return exit(ExitUsage, err)
 	}
@@ -164,44 +130,14 @@ func runStart(e *env, f *startFlags, args []string) error {
 		return exit(ExitFailure, err)
 	}
 	quickReap(e, reg, f.noReap)
-	o := session.Options{
-		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
-		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
-		Env: cmdEnv, StopSignal: sig,
-		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
-		LogMax: logMax, LogKeep: f.logKeep,
-		Ready: f.ready, ReadyTimeout: f.readyTimeout,
-	}
-	if f.grace == 0 {
-		o.Grace = -1
-	}
 	client, err := openClient(e)
 	if err != nil {
 		return exit(ExitFailure, err)
 	}
+	defer client.Close()
 	rec, err := client.Start(context.Background(), o)
 	if err != nil {
-		var nr *session.NotReadyError
-		if errors.As(err, &nr) {
-			e.warnf("%v", err)
-			switch len(nr.LogTail) {
-			case 0:
-				e.warnf("its log is empty")
-			case 1:
-				e.warnf("the last line of its log:")
-			default:
-				e.warnf("the last %d lines of its log:", len(nr.LogTail))
-			}
-			for _, l := range nr.LogTail {
-				fmt.Fprintln(e.stderr, "  "+l)
-			}
-			return exit(ExitFailure, nil) // said above
-		}
-		var se *session.StartError
-		if errors.As(err, &se) && se.Code != 0 {
-			return exit(se.Code, err)
-		}
-		return sessionExit(o.Name, err)
+		return startFailed(e, o.Name, err)
 	}
 	if !f.quiet {
 		e.warnf("started session %q (%s)", rec.Name, lifetime(rec))
@@ -214,6 +150,89 @@ func runStart(e *env, f *startFlags, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, rec.Name)
 	return nil
+}
+
+// options checks start's flags and resolves them into the session's
+// Options; every error is the caller's to fix (a usage error).
+func (f *startFlags) options(e *env, args []string) (session.Options, error) {
+	var o session.Options
+	spec, err := f.budget()
+	if err != nil {
+		return o, err
+	}
+	if err := checkStartNames(f.name, f.pool, f.owner); err != nil {
+		return o, err
+	}
+	if err := session.ParseReady(f.ready); err != nil {
+		return o, err
+	}
+	if f.readyTimeout <= 0 && (len(f.ready) > 0 || f.profile == "tmux") {
+		return o, errors.New("--ready-timeout must be positive")
+	}
+	if f.max < 0 || (f.max > 0 && f.pool == "") {
+		return o, errors.New("--max needs --pool and a positive number")
+	}
+	logMax, err := limits.ParseSize(f.logMax)
+	if err == nil && logMax < session.MinLogMax {
+		err = fmt.Errorf("--log-max %s: at least %s", f.logMax, limits.FormatSize(session.MinLogMax))
+	}
+	if err == nil && f.logKeep < 1 {
+		err = fmt.Errorf("--log-keep %d: at least 1", f.logKeep)
+	}
+	if err != nil {
+		return o, err
+	}
+	mech, err := f.resolve(e)
+	if err != nil {
+		return o, err
+	}
+	sig, err := f.stopSignal()
+	if err != nil {
+		return o, err
+	}
+	cmdEnv, err := f.environ(os.Environ())
+	if err != nil {
+		return o, err
+	}
+	o = session.Options{
+		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
+		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
+		Env: cmdEnv, StopSignal: sig,
+		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
+		LogMax: logMax, LogKeep: f.logKeep,
+		Ready: f.ready, ReadyTimeout: f.readyTimeout,
+	}
+	if f.grace == 0 {
+		o.Grace = contain.NoGrace
+	}
+	return o, nil
+}
+
+// startFailed reports a start that failed: a session that did not become
+// ready with its log's last lines (exit 1), a command that could not
+// start with tether run's code for it, else the session error's.
+func startFailed(e *env, name string, err error) error {
+	var nr *session.NotReadyError
+	if errors.As(err, &nr) {
+		e.warnf("%v", err)
+		switch len(nr.LogTail) {
+		case 0:
+			e.warnf("its log is empty")
+		case 1:
+			e.warnf("the last line of its log:")
+		default:
+			e.warnf("the last %d lines of its log:", len(nr.LogTail))
+		}
+		for _, l := range nr.LogTail {
+			fmt.Fprintln(e.stderr, "  "+l)
+		}
+		return exit(ExitFailure, nil) // said above
+	}
+	var se *session.StartError
+	if errors.As(err, &se) && se.Code != 0 {
+		return exit(se.Code, err)
+	}
+	return sessionExit(name, err)
 }
 
 // lifetime says what owns a session and what will end it, for a person
