@@ -68,15 +68,22 @@ func (c *Cmd) openRecord() error {
 	if c.StateDir == "" {
 		return nil
 	}
-	reg, err := store.Open(c.StateDir)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrRecord, err)
+	reg, owned := c.hooks.Store, false
+	if reg == nil || reg.Dir != c.StateDir {
+		var err error
+		if reg, err = store.Open(c.StateDir); err != nil {
+			return fmt.Errorf("%w: %w", ErrRecord, err)
+		}
+		owned = true
 	}
 	t, err := newTracker(reg, &c.rec)
 	if err != nil {
-		reg.Close()
+		if owned {
+			reg.Close()
+		}
 		return fmt.Errorf("%w: %w", ErrRecord, err)
 	}
+	t.owned = owned
 	c.track = t
 	return nil
 }

@@ -21,7 +21,8 @@ import (
 // 13). A crash before the write leaves nothing, or an empty leaf no
 // record names, which reap's orphan sweep reports and removes.
 type tracker struct {
-	reg     *store.Registry // opened for the run, closed by finish
+	reg     *store.Registry
+	owned   bool // reg was opened for the run: finish closes it
 	rec     registry.Record
 	written bool
 	ended   bool
@@ -90,7 +91,7 @@ func (t *tracker) started(r *receipt.Receipt) {
 }
 
 // finish deletes the record of a confirmed stop, or keeps it marked with
-// what went wrong, for reap; then it closes the state dir. A run ends
+// what went wrong, for reap; then it closes the state dir it opened. A run ends
 // once: a start aborted after its process ran calls it twice (the
 // protocol's end, then the failed start's), and the first stands.
 func (t *tracker) finish(r *receipt.Receipt, err error) {
@@ -98,7 +99,9 @@ func (t *tracker) finish(r *receipt.Receipt, err error) {
 		return
 	}
 	t.ended = true
-	defer t.reg.Close()
+	if t.owned {
+		defer t.reg.Close()
+	}
 	if r.StopConfirmed {
 		if t.written {
 			t.reg.Delete(t.rec.Name)

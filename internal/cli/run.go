@@ -221,14 +221,15 @@ func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd
 	c.AdoptOrphans = true // tether run starts no other children
 	c.Limits = p.spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
+	var h hooks.Hooks
 	if reg != nil {
-		c.StateDir = reg.Dir
+		c.StateDir, h.Store = reg.Dir, reg // opened once, for the quick reap too
 	}
 	if f.receipt != "" && f.receipt != "-" {
 		// Written by the watcher too, if tether dies (issue 24).
-		abs, _ := filepath.Abs(f.receipt) // the watcher runs in /
-		hooks.Set(c, hooks.Hooks{WatchReceipt: abs})
+		h.WatchReceipt, _ = filepath.Abs(f.receipt) // the watcher runs in /
 	}
+	hooks.Set(c, h)
 	if p.prog != nil {
 		c.Progress = func(s receipt.Step) { p.prog.step("", s) }
 	}

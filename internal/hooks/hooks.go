@@ -3,7 +3,10 @@
 // supervisor needs them, an embedder does not.
 package hooks
 
-import "github.com/tether-run/tether/receipt"
+import (
+	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/receipt"
+)
 
 // Hooks are called at fixed points of a contain.Cmd's life. Each may be
 // nil.
@@ -26,6 +29,10 @@ type Hooks struct {
 	Prepared func(r *receipt.Receipt, marker string) error
 	// Started is called once the command runs and is identified.
 	Started func(r *receipt.Receipt)
+	// Store, if set, is Cmd.StateDir already opened by the caller (tether
+	// run opened it for its quick reap): the run's record is kept there,
+	// and the caller closes it.
+	Store *store.Registry
 	// BeforeStop is called with the reason once the run's end is decided
 	// and before the stop protocol touches the group; kill is closed when
 	// Kill is called, so work done here can cut itself short too.
