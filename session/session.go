@@ -23,7 +23,8 @@
 // Sessions own sessions: a session started from inside another one is
 // owned by it by default, and stopped before it.
 //
-// Sessions are Linux-only for now.
+// Sessions run on Linux, Windows (a Job Object) and macOS (a process
+// group); Exec is Linux and Windows only for now.
 package session
 
 import (
@@ -219,14 +220,14 @@ type StopResult struct {
 	Err     error
 }
 
-// Log bounds. A session's log is at most DefaultLogKeep files of
-// DefaultLogMax bytes: NAME.log being written, NAME.log.1 the one before,
-// up to NAME.log.(keep-1). 32 MiB in all by default: hours of a chatty dev
-// server, and still small beside what the session itself uses.
+// Log bounds. A session's log is at most DefaultLogKeep (4) files of
+// DefaultLogMax (8 MiB) bytes: NAME.log being written, NAME.log.1 the one
+// before, up to NAME.log.(keep-1). 32 MiB in all by default: hours of a
+// chatty dev server, and still small beside what the session itself
+// uses. MinLogMax (64 KiB) keeps a file larger than a few whole entries,
+// so that rotation always makes progress.
 const (
 	DefaultLogMax  = sessionlog.DefaultMax
 	DefaultLogKeep = sessionlog.DefaultKeep
-	// MinLogMax keeps a file larger than a few whole entries, so rotation
-	// always makes progress.
-	MinLogMax = sessionlog.MinMax
+	MinLogMax      = sessionlog.MinMax
 )
