@@ -75,19 +75,23 @@ type watcher struct {
 }
 
 // loop serves events until the watcher has been idle for the linger (and
-// then, with a listener, the drain).
+// then the drain); without a listener, until its last owner is gone: no
+// other can reach it.
 func (w *watcher) loop(linger time.Duration) {
 	events := make([]unix.EpollEvent, 32)
 	idle, draining := time.Now(), false
 	for {
 		var deadline time.Time
+		if len(w.conns) == 0 && w.lfd < 0 {
+			return
+		}
 		if len(w.conns) == 0 {
 			left := linger - time.Since(idle)
 			if draining {
 				left = drain - time.Since(idle)
 			}
 			if left <= 0 {
-				if w.lfd < 0 || draining {
+				if draining {
 					return
 				}
 				// The socket is ours to remove while we hold the lock:

@@ -80,7 +80,7 @@ type fixture struct {
 	stale bool
 }
 
-func start(t *testing.T) *fixture {
+func start(t *testing.T, env ...string) *fixture {
 	t.Helper()
 	f := &fixture{dir: t.TempDir(), ended: make(chan struct{})}
 	f.victim = exec.Command("sleep", "1000")
@@ -93,7 +93,7 @@ func start(t *testing.T) *fixture {
 		<-f.ended
 	})
 	f.owner = exec.Command(os.Args[0])
-	f.owner.Env = append(os.Environ(), ownerEnv+"="+strconv.Itoa(f.victim.Process.Pid), ownerDirEnv+"="+f.dir)
+	f.owner.Env = append(append(os.Environ(), ownerEnv+"="+strconv.Itoa(f.victim.Process.Pid), ownerDirEnv+"="+f.dir), env...)
 	f.in, _ = f.owner.StdinPipe()
 	out, _ := f.owner.StdoutPipe()
 	f.out = bufio.NewReader(out)
@@ -203,6 +203,42 @@ func TestWatcherReplaced(t *testing.T) {
 	f.killOwner(t)
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
+	}
+}
+
+// TestNoListenerLeavesAtOnce: a watcher that does not listen (it lost
+// the state dir to another watcher, or has none) can be reached by no new
+// owner, so once its own owner is gone it exits at once, not after the
+// linger (a minute here) a listening watcher waits for new owners.
+func TestNoListenerLeavesAtOnce(t *testing.T) {
+	f := start(t, LingerEnv+"=1m")
+	for pid := range watchers(f.dir) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	f.stale = true
+	var again int
+	for deadline := time.Now().Add(10 * time.Second); again == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the owner started no watcher after its watcher died")
+		}
+		for pid := range leakcheck.Find(Env, "") {
+			if ppid(pid) == f.owner.Process.Pid {
+				again = pid
+			}
+		}
+	}
+	f.killOwner(t)
+	if !f.stopped(5 * time.Second) {
+		t.Fatal("the victim runs on 5 s after its owner's death")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := leakcheck.Find(Env, "")[again]; !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(again, syscall.SIGKILL)
+			t.Fatal("the watcher without a listener still ran 5 s after its last owner left (its linger is 1m)")
+		}
 	}
 }
 
