@@ -3,7 +3,8 @@
 # in this checkout (dist/, kept for what follows: the VM installs its .deb)
 # and once in a fresh clone of the same commit at another path. Every file
 # dist/checksums.txt lists (archives, packages, SBOMs), and the Homebrew
-# cask and Scoop manifest, must be identical. Exit 1 naming what differs.
+# cask and Scoop manifest, must be identical, and `tether --version` must
+# name the commit. Exit 1 naming what differs.
 #
 # Both builds share the Go build cache (warm, the second takes seconds);
 # REPRO_GOCACHE=fresh gives the second an empty one, so that every package
@@ -35,6 +36,11 @@ for f in checksums.txt homebrew/Casks/tether.rb scoop/tether.json $(awk '{print 
   fi
 done
 n=$(wc -l <dist/checksums.txt)
-[ "$n" -ge 20 ] || { echo "reproduce: only $n files in checksums.txt" >&2; bad=1; }
+# 5 archives, 2 .deb, 2 .rpm, an SBOM per binary (10)
+[ "$n" = 19 ] || { echo "reproduce: $n files in checksums.txt, want 19" >&2; bad=1; }
+# The release names its commit (version/, stamped by .goreleaser.yaml).
+v=$(dist/tether_linux_amd64_v1/tether --version)
+case $v in "tether v"*" (rev $(git rev-parse --short=12 HEAD)) "*) echo "reproduce: $v" ;;
+*) echo "reproduce: tether --version = '$v', want the snapshot's version and commit $(git rev-parse --short=12 HEAD)" >&2; bad=1 ;; esac
 [ $bad = 0 ] && echo "reproduce: identical: checksums.txt, its $n files, the cask and the Scoop manifest"
 exit $bad
