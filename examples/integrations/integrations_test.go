@@ -221,3 +221,72 @@ func TestGoTestExec(t *testing.T) {
 		t.Errorf("the test's daemon (sleep 3142.26) outlived go test -exec 'tether run --'")
 	}
 }
+
+// TestPlaywright runs playwright/ as written: its globalSetup starts the
+// dev server (server.js, which also starts a detached child) as a tether
+// session with --ready, a test loads its page in Chromium, globalTeardown
+// stops the session. Afterwards nothing of the server is left.
+// PLAYWRIGHT_TEST_MODULES names a node_modules with @playwright/test
+// (.ci/run installs one).
+func TestPlaywright(t *testing.T) {
+	mods := os.Getenv("PLAYWRIGHT_TEST_MODULES")
+	if mods == "" {
+		t.Skip("PLAYWRIGHT_TEST_MODULES (a node_modules with @playwright/test 1.65.2) not set")
+	}
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no Chromium: %v", err)
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skipf("npm not found (the session runs npm run dev): %v", err)
+	}
+	dir := t.TempDir()
+	ents, err := os.ReadDir("playwright")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("playwright", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs, err := filepath.Abs(mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	// The session's state stays in this test's own directory.
+	state := t.TempDir()
+	env := append(os.Environ(), "PATH="+tetherDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CHROMIUM="+chromium, "XDG_RUNTIME_DIR="+state, "XDG_STATE_HOME="+state)
+	cmd := exec.Command(filepath.Join("node_modules", ".bin", "playwright"), "test", "--reporter=line")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	t.Logf("playwright test:\n%s", out)
+	if err != nil {
+		t.Fatalf("playwright test: %v", err)
+	}
+	if !strings.Contains(string(out), "1 passed") {
+		t.Errorf("playwright test: want 1 passed")
+	}
+	for i := 0; i < 50 && alive("sleep", "3143.26"); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if alive("sleep", "3143.26") || alive("node", "server.js") {
+		t.Errorf("the dev server or its child outlived the suite")
+	}
+	ls := exec.Command(filepath.Join(tetherDir, "tether"), "ls")
+	ls.Env = env
+	if b, _ := ls.CombinedOutput(); strings.Contains(string(b), "pw-web") && strings.Contains(string(b), "running") {
+		t.Errorf("tether ls after the suite: %s", b)
+	}
+}
