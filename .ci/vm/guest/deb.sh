@@ -5,12 +5,15 @@
 #
 #   deb.sh install DEB COMMIT  as root: dpkg -i, the package's files, the
 #                              binary names COMMIT (the release's)
-#   deb.sh user                as an ordinary user in a login shell (su -l):
+#   deb.sh user [UNIT]         as an ordinary user in a login shell (su -l):
 #                              tether run, a session (start, ls, stop),
 #                              tether mcp, the completions, man tether; all
-#                              from /usr/bin, not the CI's /usr/local/bin
+#                              from /usr/bin, not the CI's /usr/local/bin;
+#                              with UNIT (examples/integrations/systemd/
+#                              tether-dev.service) that user unit: enabled,
+#                              started with default.target, stopped
 #   deb.sh purge               as root: dpkg --purge leaves none of its files
-C=deb-${1:?usage: deb.sh install DEB COMMIT | user | purge}
+C=deb-${1:?usage: deb.sh install DEB COMMIT | user [UNIT] | purge}
 fails=0
 pass() { echo "PASS [$C] $*"; }
 fail() { echo "FAIL [$C] $*"; fails=$((fails + 1)); }
@@ -75,6 +78,29 @@ user)
   check "man tether: exit 0, the page names tether and its commands" sh -c "[ $rc = 0 ] && grep -q '^NAME' '$W/man.out' && grep -q 'tether-run(1)' '$W/man.out'"
   MANPAGER=cat man tether-run >"$W/man.out" 2>&1; rc=$?
   EV="rc=$rc $(head -c 200 "$W/man.out" | tr '\n' ' ')"; check "man tether-run: exit 0" sh -c "[ $rc = 0 ] && grep -q -- '--timeout' '$W/man.out'"
+
+  # examples/integrations/systemd/tether-dev.service: enabled, its session
+  # starts when default.target does (as at login), stops with the unit.
+  UNIT=${2:-}
+  if [ -s "$UNIT" ]; then
+    mkdir -p ~/.config/systemd/user && cp "$UNIT" ~/.config/systemd/user/tether-dev.service
+    systemctl --user daemon-reload
+    EV=$(systemctl --user enable tether-dev.service 2>&1 | tr '\n' ' ')
+    check "systemd user unit: systemctl --user enable" [ "$(systemctl --user is-enabled tether-dev.service 2>&1)" = enabled ]
+    timeout 120 systemctl --user start default.target >"$W/u.out" 2>&1; rc=$?
+    EV="rc=$rc $(tr '\n' ' ' <"$W/u.out") $(systemctl --user status tether-dev.service 2>&1 | tail -5 | tr '\n' ' ') ls: $(tether ls 2>&1 | tr '\n' ' ')"
+    check "systemd user unit: starting default.target (as at login) starts session dev-http, ready on its port" \
+      sh -c "tether ls 2>/dev/null | grep -w dev-http | grep -qw running && python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8000), 5)'"
+    timeout 120 systemctl --user stop tether-dev.service >"$W/u.out" 2>&1; rc=$?
+    sleep 1
+    EV="rc=$rc $(tr '\n' ' ' <"$W/u.out") ls: $(tether ls 2>&1 | tr '\n' ' ') left: $(pgrep -a -u "$U" -f '[h]ttp.server 8000')"
+    check "systemd user unit: systemctl --user stop stops the session, nothing left" \
+      sh -c "[ $rc = 0 ] && ! tether ls 2>/dev/null | grep -w dev-http | grep -qw running && ! pgrep -u $U -f '[h]ttp.server 8000' >/dev/null"
+    systemctl --user disable tether-dev.service >/dev/null 2>&1
+    rm -f ~/.config/systemd/user/tether-dev.service && systemctl --user daemon-reload
+  else
+    echo "[$C] no systemd unit staged: its checks not run"
+  fi
   rm -rf "$W"
   ;;
 purge)
@@ -82,6 +108,6 @@ purge)
   check "dpkg --purge tether" sh -c "! dpkg-query -W tether >/dev/null 2>&1 || ! dpkg-query -W -f '\${Status}' tether | grep -q installed"
   EV=$(ls -d $FILES 2>/dev/null | tr '\n' ' '); check "purge leaves none of its files" [ -z "$EV" ]
   ;;
-*) echo "usage: deb.sh install DEB COMMIT | user | purge" >&2; exit 2 ;;
+*) echo "usage: deb.sh install DEB COMMIT | user [UNIT] | purge" >&2; exit 2 ;;
 esac
 exit $fails

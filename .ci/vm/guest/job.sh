@@ -50,7 +50,7 @@ if [ "$S" = trixie ] && [ -s $H/pkg/tether.deb ]; then
   install -m 0755 $H/guest/deb.sh /usr/local/share/tether-ci/
   D=/usr/local/share/tether-ci/deb.sh
   e2e deb-install bash $D install $H/pkg/tether.deb "$(cat $H/pkg/commit)"
-  e2e deb-user su -l tu -c "bash $D user"
+  e2e deb-user su -l tu -c "bash $D user $H/pkg/tether-dev.service"
   e2e deb-purge bash $D purge
 fi
 [ "${JOB_ONLY:-}" = deb ] && exit 0
