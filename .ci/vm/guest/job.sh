@@ -43,9 +43,9 @@ if [ "$S" = trixie ] && [ "${JOB_ONLY:-}" != deb ]; then
   e2e user-manager systemd-run --machine=tu@ --user --pipe --wait --quiet bash $E user-manager
   e2e login-shell su -l tu -c "bash $E login-shell"
 fi
-# The release .deb (issue 26), when the host staged one (pkg/: matrix.sh
-# takes dist/'s, which .ci/run's .ci/release/reproduce.sh built): installed,
-# used by tu from a login shell, purged before the suite.
+# The release .deb (issue 26), when the host staged one in pkg/
+# (.ci/vm/deb.sh, as .ci/run does, or matrix.sh with DEB): installed, used
+# by tu from a login shell, purged before the suite.
 if [ "$S" = trixie ] && [ -s $H/pkg/tether.deb ]; then
   install -m 0755 $H/guest/deb.sh /usr/local/share/tether-ci/
   D=/usr/local/share/tether-ci/deb.sh
