@@ -1,10 +1,10 @@
 #!/bin/sh
 # reproduce.sh — the snapshot release twice, compared byte for byte: once
 # in this checkout (dist/, kept for what follows: the VM installs its .deb)
-# and once in a fresh clone of the same commit at another path. Every file
-# dist/checksums.txt lists (archives, packages, SBOMs), and the Homebrew
-# cask and Scoop manifest, must be identical, and `tether --version` must
-# name the commit. Exit 1 naming what differs.
+# and once in a fresh clone of the same commit at another path, under
+# another umask. Every file dist/checksums.txt lists (archives, packages,
+# SBOMs), and the Homebrew cask and Scoop manifest, must be identical, and
+# `tether --version` must name the commit. Exit 1 naming what differs.
 #
 # Both builds share the Go build cache (warm: ~20 s each on 2 cores);
 # REPRO_GOCACHE=fresh gives the second an empty one, so that every package
@@ -23,10 +23,12 @@ trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 t0=$(date +%s)
 "$HERE/release.sh" release --snapshot --clean >"$T/a.log" 2>&1 || { tail -30 "$T/a.log" >&2; exit 1; }
 t1=$(date +%s)
-git clone -q --no-hardlinks "$REPO" "$T/src"
+(umask 002 && git clone -q --no-hardlinks "$REPO" "$T/src")
 git -C "$T/src" checkout -q --detach "$(git rev-parse HEAD)"
 [ "${REPRO_GOCACHE:-}" = fresh ] && export GOCACHE="$T/gocache"
-"$T/src/.ci/release/release.sh" release --snapshot --clean >"$T/b.log" 2>&1 || { tail -30 "$T/b.log" >&2; exit 1; }
+# Another umask, as on another machine: the checkout's and the generated
+# files' modes differ (0664, 0775 under 002), what is released must not.
+(umask 002 && "$T/src/.ci/release/release.sh" release --snapshot --clean) >"$T/b.log" 2>&1 || { tail -30 "$T/b.log" >&2; exit 1; }
 t2=$(date +%s)
 echo "reproduce: build in $REPO took $((t1 - t0))s, in a clone at $T/src $((t2 - t1))s${GOCACHE:+ (empty GOCACHE)}"
 
