@@ -8,6 +8,10 @@
 // `go install module@version` records the module version but no commit;
 // `go test` binaries and -buildvcs=false builds record neither. Info leaves
 // what was not recorded empty rather than guessing.
+//
+// Release builds (.goreleaser.yaml) also stamp the tag, commit and commit
+// time with the linker (-X), which Get prefers: they are the release's
+// names even where the build recorded no VCS information.
 package version
 
 import (
@@ -21,6 +25,14 @@ import (
 // Module is tether's module path. When tether is a library inside another
 // program, its version is that dependency's, not the program's.
 const Module = "github.com/tether-run/tether"
+
+// Set by release builds with -ldflags "-X github.com/tether-run/tether/version.stamped...=":
+// empty in every other build.
+var (
+	stampedVersion  string
+	stampedRevision string
+	stampedTime     string
+)
 
 // Info is what the build recorded about the running tether.
 type Info struct {
@@ -44,9 +56,23 @@ type Info struct {
 func Get() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: "(unknown)", GoVersion: runtime.Version()}
+		return stamp(Info{Version: "(unknown)", GoVersion: runtime.Version()})
 	}
-	return fromBuildInfo(bi)
+	return stamp(fromBuildInfo(bi))
+}
+
+// stamp overrides info with what the linker stamped, field by field.
+func stamp(info Info) Info {
+	if stampedVersion != "" {
+		info.Version = stampedVersion
+	}
+	if stampedRevision != "" {
+		info.Revision = stampedRevision
+	}
+	if stampedTime != "" {
+		info.Time = stampedTime
+	}
+	return info
 }
 
 // fromBuildInfo picks tether's module out of bi: the main module when the

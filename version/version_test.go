@@ -115,3 +115,49 @@ func TestBuiltBinary(t *testing.T) {
 		t.Errorf("tether --version = %q, want one line with %q (go version -m: %v)", got, want, settings)
 	}
 }
+
+// TestStamped checks that what a release build stamps with -X wins over
+// the build info, field by field, and that a build stamping nothing is
+// left as it was.
+func TestStamped(t *testing.T) {
+	base := Info{Version: "(devel)", Revision: "feedface", Modified: true, GoVersion: "go1.26.8"}
+	if got := stamp(base); got != base {
+		t.Errorf("stamp(%+v) with nothing stamped = %+v, want it unchanged", base, got)
+	}
+	stampedVersion, stampedRevision, stampedTime = "v1.2.3", "0123456789abcdef0123456789abcdef01234567", "2026-12-03T00:00:00Z"
+	t.Cleanup(func() { stampedVersion, stampedRevision, stampedTime = "", "", "" })
+	want := Info{Version: "v1.2.3", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true, Time: "2026-12-03T00:00:00Z", GoVersion: "go1.26.8"}
+	if got := stamp(base); got != want {
+		t.Errorf("stamp(%+v) = %+v, want %+v", base, got, want)
+	}
+}
+
+// TestStampedBinary builds tether with the -X flags .goreleaser.yaml
+// passes (the variables' full names: a misspelt one is silently ignored
+// by the linker) and checks that --version names the stamped release.
+func TestStampedBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds tether: not in -short")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go toolchain not found: %v", err)
+	}
+	if err := exec.Command(gobin, "version").Run(); err != nil {
+		t.Skipf("no working go toolchain (%s version: %v)", gobin, err)
+	}
+	bin := filepath.Join(t.TempDir(), "tether")
+	ldflags := "-X " + Module + "/version.stampedVersion=v9.8.7 -X " + Module + "/version.stampedRevision=0123456789abcdef0123456789abcdef01234567"
+	build := exec.Command(gobin, "build", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, Module+"/cmd/tether")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	got, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("tether --version: %v", err)
+	}
+	if want := "tether v9.8.7 (rev 0123456789ab) "; !strings.HasPrefix(string(got), want) {
+		t.Errorf("tether --version = %q, want it to start %q", got, want)
+	}
+}

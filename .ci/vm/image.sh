@@ -16,10 +16,11 @@ MIRROR=${MIRROR:-http://deb.debian.org/debian}
 HERE=$(cd "$(dirname "$0")" && pwd)
 D=$VM_DIR/$SUITE ROOT=$VM_DIR/$SUITE/rootfs
 
-# tmux and python3 are test workloads; strace is for reading failures.
+# tmux and python3 are test workloads; strace is for reading failures;
+# man-db reads the man pages the release .deb installs (deb.sh).
 # No Chromium/node: see the allowlist in skips.txt.
 PKGS=systemd,systemd-sysv,systemd-container,udev,dbus,dbus-user-session,libpam-systemd
-PKGS+=,linux-image-amd64,initramfs-tools,zstd,kmod,procps,psmisc,iproute2,tmux,python3,strace
+PKGS+=,linux-image-amd64,initramfs-tools,zstd,kmod,procps,psmisc,iproute2,tmux,python3,strace,man-db
 
 [ "$(id -u)" = 0 ] || { echo "image.sh: must run as root" >&2; exit 1; }
 mkdir -p "$D"
@@ -31,6 +32,16 @@ if [ ! -e "$ROOT/.debootstrap-done" ]; then
   chroot "$ROOT" apt-get clean
   echo "$SUITE" >"$ROOT/.debootstrap-done"
 fi
+
+# Packages added to PKGS since a cached rootfs was made, from its mirror.
+for p in man-db; do
+  chroot "$ROOT" dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && continue
+  echo "image.sh: $SUITE: installing $p into the cached rootfs" >&2
+  cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
+  { chroot "$ROOT" apt-get update -qq && chroot "$ROOT" apt-get install -y -qq --no-install-recommends "$p"; } >"$D/apt.log" 2>&1 ||
+    { tail -20 "$D/apt.log" >&2; exit 1; }
+  chroot "$ROOT" apt-get clean
+done
 
 # Guest configuration: cheap, re-applied every time.
 echo "tether-$SUITE" >"$ROOT/etc/hostname"

@@ -7,10 +7,14 @@
 #            as tu through its user manager and through su -l; the suite as root
 #   bookworm (Debian 12, 6.1, systemd 252):  e2e checks and the suite as root
 #
+# With DEB (a release .deb, dist/'s, its metadata.json beside it): on
+# trixie also the package's checks (guest/deb.sh: installed, used by tu,
+# purged); .ci/vm/deb.sh runs them alone.
+#
 # Exit 0 only when every guest ran, every test passed, every e2e check
 # passed and no skip went beyond skips.txt. Timings go to stdout.
 # Environment: VM_DIR (default /var/tmp/tether-vm-ci), TIMEOUT per boot in
-# seconds (default 900), MIRROR (image.sh).
+# seconds (default 900), MIRROR (image.sh), DEB.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -36,6 +40,9 @@ rm -rf "$SH" && mkdir -p "$SH/tests" "$SH/repo" "$SH/guest" || exit 1
   git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$SH/repo"
 ) || { echo "matrix: build failed" >&2; exit 1; }
 cp "$HERE"/guest/*.sh "$SH/guest/"
+if [ -n "${DEB:-}" ]; then
+  "$HERE/stage-deb.sh" "$DEB" "$SH/pkg" || { echo "matrix: cannot stage DEB=$DEB" >&2; exit 1; }
+fi
 took "build ($(ls "$SH/tests" | wc -l) binaries, $(du -sh "$SH" | cut -f1))" $t
 
 rc=0
@@ -64,6 +71,11 @@ for s in $SUITES; do
   n=$(ls "$SH"/tests/*.test | wc -l) got=$(ls "$SH/results/$s"/*.log 2>/dev/null | grep -vc '/e2e-')
   [ "$got" = "$n" ] || { echo "matrix: $s: $got of $n test binaries have results"; rc=1; }
   "$HERE/verdict.sh" "$SH/results/$s" || rc=1
+  if [ -n "${DEB:-}" ] && [ "$s" = trixie ]; then
+    for c in install user purge; do
+      grep -q '^PASS ' "$SH/results/$s/e2e-deb-$c.log" 2>/dev/null || { echo "matrix: $s: the .deb's $c checks did not run"; rc=1; }
+    done
+  fi
   mkdir -p "$VM_DIR/results" && rm -rf "$VM_DIR/results/$s" && cp -a "$SH/results/$s" "$VM_DIR/results/$s" &&
     cp "$SH/out.log" "$VM_DIR/results/$s/guest-output.txt"
 done

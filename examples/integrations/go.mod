@@ -1,0 +1,5 @@
+module example.com/integrations
+
+go 1.25.0
+
+require go.yaml.in/yaml/v3 v3.0.4

@@ -1,0 +1,3 @@
+module example.com/leaky
+
+go 1.25.0
