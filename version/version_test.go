@@ -68,23 +68,7 @@ func TestString(t *testing.T) {
 // in this checkout, which stamps the commit when git is at hand) and checks
 // that --version says what `go version -m` reads from the same binary.
 func TestBuiltBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds tether: not in -short")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go toolchain not found: %v", err)
-	}
-	if err := exec.Command(gobin, "version").Run(); err != nil {
-		// The matrix guests' go serves one build and nothing else.
-		t.Skipf("no working go toolchain (%s version: %v)", gobin, err)
-	}
-	bin := filepath.Join(t.TempDir(), "tether")
-	build := exec.Command(gobin, "build", "-o", bin, Module+"/cmd/tether")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	gobin, bin := buildTether(t)
 	out, err := exec.Command(gobin, "version", "-m", bin).Output()
 	if err != nil {
 		t.Fatalf("go version -m: %v", err)
@@ -136,6 +120,23 @@ func TestStamped(t *testing.T) {
 // passes (the variables' full names: a misspelt one is silently ignored
 // by the linker) and checks that --version names the stamped release.
 func TestStampedBinary(t *testing.T) {
+	ldflags := "-X " + Module + "/version.stampedVersion=v9.8.7 -X " + Module + "/version.stampedRevision=0123456789abcdef0123456789abcdef01234567"
+	_, bin := buildTether(t, "-buildvcs=false", "-ldflags", ldflags)
+	got, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("tether --version: %v", err)
+	}
+	if want := "tether v9.8.7 (rev 0123456789ab) "; !strings.HasPrefix(string(got), want) {
+		t.Errorf("tether --version = %q, want it to start %q", got, want)
+	}
+}
+
+// buildTether builds tether (CGO_ENABLED=0) with the go on PATH and the
+// build flags given, and returns that go and the binary. It skips in
+// -short and where there is no working go (the matrix guests' go serves
+// one build and nothing else).
+func buildTether(t *testing.T, flags ...string) (gobin, bin string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds tether: not in -short")
 	}
@@ -146,18 +147,12 @@ func TestStampedBinary(t *testing.T) {
 	if err := exec.Command(gobin, "version").Run(); err != nil {
 		t.Skipf("no working go toolchain (%s version: %v)", gobin, err)
 	}
-	bin := filepath.Join(t.TempDir(), "tether")
-	ldflags := "-X " + Module + "/version.stampedVersion=v9.8.7 -X " + Module + "/version.stampedRevision=0123456789abcdef0123456789abcdef01234567"
-	build := exec.Command(gobin, "build", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, Module+"/cmd/tether")
+	bin = filepath.Join(t.TempDir(), "tether")
+	args := append(append([]string{"build"}, flags...), "-o", bin, Module+"/cmd/tether")
+	build := exec.Command(gobin, args...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	got, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatalf("tether --version: %v", err)
-	}
-	if want := "tether v9.8.7 (rev 0123456789ab) "; !strings.HasPrefix(string(got), want) {
-		t.Errorf("tether --version = %q, want it to start %q", got, want)
-	}
+	return gobin, bin
 }

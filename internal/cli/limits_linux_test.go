@@ -2,15 +2,13 @@ package cli_test
 
 import (
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/tether-run/tether/internal/cgroup"
+	"github.com/tether-run/tether/internal/testuser"
 )
 
 func TestRunLimitsBadInput(t *testing.T) {
@@ -133,26 +131,11 @@ func TestRunLimitUnavailable(t *testing.T) {
 }
 
 // testUser returns the uid and gid of a system user for the delegation
-// test, creating it once.
+// test (testuser.Ensure; it needs root).
 func testUser(t *testing.T) (int, int) {
 	t.Helper()
 	needRoot(t)
-	const name = "tether-test"
-	u, err := user.Lookup(name)
-	if err != nil {
-		if _, lerr := exec.LookPath("useradd"); lerr != nil {
-			t.Skipf("no test user and no useradd: %v", lerr)
-		}
-		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-			t.Fatalf("useradd: %v\n%s", err, out)
-		}
-		if u, err = user.Lookup(name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uid, gid
+	return testuser.Ensure(t, "tether-test")
 }
 
 // TestRunDelegatedUser delegates a cgroup v2 subtree to an ordinary user

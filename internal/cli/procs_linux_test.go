@@ -19,6 +19,7 @@ import (
 	"github.com/tether-run/tether/internal/cgroup"
 	"github.com/tether-run/tether/internal/delegate"
 	"github.com/tether-run/tether/internal/leakcheck"
+	"github.com/tether-run/tether/internal/testuser"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -168,13 +169,7 @@ func needRoot(t *testing.T) {
 // and write when writable is set.
 func publicDir(t *testing.T, writable bool) string {
 	t.Helper()
-	dir := t.TempDir()
-	// t.TempDir's own parent is created 0700.
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testuser.PublicDir(t)
 	if writable {
 		if err := os.Chmod(dir, 0o777); err != nil {
 			t.Fatal(err)

@@ -133,12 +133,7 @@ func TestFaultOrphanLeafOfAnotherUser(t *testing.T) {
 	defer syscall.Close(fd)
 
 	// The user's tether binary and state dir: go test's dirs are 0700.
-	pub := t.TempDir()
-	for _, d := range []string{filepath.Dir(pub), pub} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pub := testuser.PublicDir(t)
 	b, err := os.ReadFile(f.bin)
 	if err != nil {
 		t.Fatal(err)

@@ -49,18 +49,8 @@ const testUserName = "tether-test2"
 // (testuser.Ensure). It needs root.
 func secondUser(t *testing.T) (uid, gid int) { return testuser.Ensure(t, testUserName) }
 
-// publicDir is a t.TempDir that any user can search (t.TempDir's own
-// parent is made 0700).
-func publicDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// publicDir is a t.TempDir that any user can search.
+func publicDir(t *testing.T) string { return testuser.PublicDir(t) }
 
 // openAs runs the helper as uid and gid with the environment env (and
 // PATH) and returns what it printed: "ok DIR" or "error MESSAGE". The

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -43,4 +44,18 @@ func Ensure(t testing.TB, name string) (uid, gid int) {
 	uid, _ = strconv.Atoi(u.Uid)
 	gid, _ = strconv.Atoi(u.Gid)
 	return uid, gid
+}
+
+// PublicDir returns a fresh t.TempDir that every user can read and enter:
+// the second user runs binaries and keeps state there (t.TempDir's own
+// parent is created 0700).
+func PublicDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -135,6 +135,26 @@ func (f *fixture) stopped(d time.Duration) bool {
 	}
 }
 
+// replaceWatcher kills dir's watcher and returns the pid of the one the
+// owner starts in its place, which listens nowhere (its state dir is "").
+func (f *fixture) replaceWatcher(t *testing.T) int {
+	t.Helper()
+	for pid := range watchers(f.dir) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	f.stale = true
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for pid := range leakcheck.Find(Env, "") {
+			if ppid(pid) == f.owner.Process.Pid {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the owner started no watcher after its watcher died")
+		}
+	}
+}
+
 // watchers returns the watchers of dir.
 func watchers(dir string) map[int]string { return leakcheck.Find(Env, dir) }
 
@@ -184,22 +204,7 @@ func TestDone(t *testing.T) {
 // death.
 func TestWatcherReplaced(t *testing.T) {
 	f := start(t)
-	for pid := range watchers(f.dir) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	f.stale = true
-	// The replacement listens nowhere: its state dir is "".
-	var again int
-	for deadline := time.Now().Add(10 * time.Second); again == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the owner started no watcher after its watcher died")
-		}
-		for pid := range leakcheck.Find(Env, "") {
-			if ppid(pid) == f.owner.Process.Pid {
-				again = pid
-			}
-		}
-	}
+	f.replaceWatcher(t)
 	f.killOwner(t)
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
@@ -212,21 +217,7 @@ func TestWatcherReplaced(t *testing.T) {
 // linger (a minute here) a listening watcher waits for new owners.
 func TestNoListenerLeavesAtOnce(t *testing.T) {
 	f := start(t, LingerEnv+"=1m")
-	for pid := range watchers(f.dir) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	f.stale = true
-	var again int
-	for deadline := time.Now().Add(10 * time.Second); again == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the owner started no watcher after its watcher died")
-		}
-		for pid := range leakcheck.Find(Env, "") {
-			if ppid(pid) == f.owner.Process.Pid {
-				again = pid
-			}
-		}
-	}
+	again := f.replaceWatcher(t)
 	f.killOwner(t)
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
