@@ -218,7 +218,11 @@ func (r *readiness) failing(ctx context.Context) []*check {
 	var out []*check
 	for _, ch := range r.checks {
 		if err := r.try(ctx, ch); err != nil {
-			ch.last = err.Error()
+			// A try the wait's own end cut short says nothing of the
+			// check ("i/o timeout"): what an earlier try saw stands.
+			if ctx.Err() == nil || ch.last == "" {
+				ch.last = err.Error()
+			}
 			out = append(out, ch)
 		}
 	}

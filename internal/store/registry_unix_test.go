@@ -16,22 +16,6 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-func TestCheckName(t *testing.T) {
-	for _, good := range []string{"web", "a", "0", "9.", "x.y_z-1", "a-", "a..b", "x.json", "a.log.1", "A123456789012345678901234567890123456789012345678901234567890123"} {
-		if err := registry.CheckName(good); err != nil {
-			t.Errorf("registry.CheckName(%q) = %v", good, err)
-		}
-	}
-	for _, bad := range []string{"", ".", "..", "a/b", "a b", "ä", "A1234567890123456789012345678901234567890123456789012345678901234", "-\n",
-		// Issue 15: a leading '.' is a temp file's (ls hid it, reap swept
-		// it); a leading '-' a flag (the supervisor died on it).
-		".h2", ".x.tmp1", "-x", "--", "-", "_x", "a\x00", "a\n", "a:b", "a=b", "a'b"} {
-		if err := registry.CheckName(bad); !errors.Is(err, registry.ErrBadName) {
-			t.Errorf("registry.CheckName(%q) = %v, want registry.ErrBadName", bad, err)
-		}
-	}
-}
-
 func TestOpenCreatesPrivateDirs(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	r, err := Open(dir)
