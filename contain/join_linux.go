@@ -24,6 +24,10 @@ type Member struct {
 // orphan sweep; what it starts belongs to the group like anything else,
 // and the group's stop stops it.
 //
+// ec.SysProcAttr's Setctty and Ctty are kept (a member whose stdin is a
+// terminal takes it as its controlling terminal, as `tether exec -t`
+// asks); Join sets the rest itself.
+//
 // It fails with ErrNoJoin when the group has no leaf (the fallback
 // mechanism proves members by descent from the main process, which a
 // joined process is not) or its stop has begun.
@@ -45,7 +49,11 @@ func (c *Cmd) Join(ec *exec.Cmd) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoJoin, err)
 	}
-	ec.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true, UseCgroupFD: true, CgroupFD: fd}
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true, UseCgroupFD: true, CgroupFD: fd}
+	if ec.SysProcAttr != nil && ec.SysProcAttr.Setctty {
+		attr.Setctty, attr.Ctty = true, ec.SysProcAttr.Ctty
+	}
+	ec.SysProcAttr = attr
 	reply := make(chan spawnResult, 1)
 	spawner() <- spawnReq{c: c, ec: ec, reply: reply}
 	res := <-reply

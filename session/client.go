@@ -145,7 +145,15 @@ type ExecOptions struct {
 	// Env is the command's environment before the session's own variables
 	// are set over it (nil: os.Environ()).
 	Env []string
+	// Set holds KEY=VALUE pairs set over the session's own variables
+	// (tether exec -e): the caller's explicit values win.
+	Set []string
 	Dir string // working directory (empty: the caller's)
+	// Terminal: Stdin is a terminal (a pty's replica, which Stdout and
+	// Stderr usually are too) that the command takes as its controlling
+	// terminal, as `docker exec -t` gives one; the caller relays it. Unix
+	// only.
+	Terminal bool
 	// Stdin, Stdout and Stderr are handed to the command (nil: /dev/null).
 	Stdin, Stdout, Stderr *os.File
 	// Signals, if set, are forwarded to the command.
@@ -208,7 +216,7 @@ func (c *Client) Exec(ctx context.Context, name string, o ExecOptions) (receipt.
 		}()
 		sigs = merged
 	}
-	return execIn(c.reg, name, o.Argv, o.Env, o.Dir, stdio, sigs)
+	return execIn(c.reg, name, o, stdio, sigs)
 }
 
 // Logs writes the session's log to w (see LogOptions); with Follow it

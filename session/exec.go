@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/execpath"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
@@ -34,6 +34,9 @@ type execRequest struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+	// TTY: stdin is a terminal the command takes as its controlling
+	// terminal (tether exec -t); Unix only.
+	TTY bool `json:"tty,omitempty"`
 	// Stdio holds, on Windows, the client's handles for stdin, stdout
 	// and stderr, which the supervisor duplicates from it.
 	Stdio []uint64 `json:"stdio,omitempty"`
@@ -125,6 +128,12 @@ func (s *execServer) handle(conn execConn) {
 		}
 	}()
 	ec := &exec.Cmd{Path: req.Path, Args: req.Argv, Env: req.Env, Dir: req.Dir, Stdin: stdio[0], Stdout: stdio[1], Stderr: stdio[2]}
+	if req.TTY {
+		if ec.SysProcAttr, err = ttyAttr(); err != nil {
+			fail(125, err)
+			return
+		}
+	}
 	m, err := s.c.Join(ec)
 	if err != nil {
 		fail(contain.StartErrorCode(err), err)
@@ -149,23 +158,19 @@ func (s *execServer) handle(conn execConn) {
 // It fails wrapping ErrEnded when the session has ended, ErrUnsupervised
 // when its supervisor is gone, and contain.ErrNoJoin when the session
 // has no cgroup (the fallback mechanism) or is stopping.
-func execIn(reg *store.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *store.Registry, name string, o ExecOptions, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	failed := receipt.Exit{Code: 125, MainStatus: -1}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return failed, &StartError{Code: contain.StartErrorCode(err), Err: err}
-	}
-	if !filepath.IsAbs(path) {
-		if path, err = filepath.Abs(path); err != nil {
-			return failed, err
-		}
-	}
 	rec, err := reg.Read(name)
 	if err != nil {
 		return failed, err
 	}
 	if !rec.Live() {
 		return failed, registry.Errorf(name, ErrEnded, "%s", endedHow(rec))
+	}
+	env := overlay(overlay(withoutMarker(o.Env), recordEnv(rec)), o.Set)
+	path, err := execpath.Look(o.Argv[0], env, o.Dir)
+	if err != nil {
+		return failed, &StartError{Code: contain.StartErrorCode(err), Err: err}
 	}
 	sup, err := supervisorOf(rec)
 	if err != nil {
@@ -177,7 +182,7 @@ func execIn(reg *store.Registry, name string, argv, env []string, dir string, st
 		return failed, err
 	}
 	defer conn.Close()
-	req := execRequest{Path: path, Argv: argv, Env: overlay(withoutMarker(env), recordEnv(rec)), Dir: dir}
+	req := execRequest{Path: path, Argv: o.Argv, Env: env, Dir: o.Dir, TTY: o.Terminal}
 	if err := conn.sendStdio(stdio, &req); err != nil {
 		return failed, registry.Errorf(name, nil, "exec: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // execIn is not implemented on macOS yet: a process joined to a session
 // would be proven a member only by the supervisor's walks (issue 14).
-func execIn(reg *store.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *store.Registry, name string, o ExecOptions, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	return receipt.Exit{Code: 125, MainStatus: -1}, fmt.Errorf("session: exec: %w on macOS yet", errors.ErrUnsupported)
 }
 

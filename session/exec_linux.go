@@ -24,6 +24,12 @@ const execSocket = "tether.sock"
 // forwarded is the signal tether exec sends its command for sig: sig.
 func forwarded(sig syscall.Signal) syscall.Signal { return sig }
 
+// ttyAttr makes the command's stdin its controlling terminal
+// (contain.Join keeps Setctty and Ctty; Ctty is the child's fd 0).
+func ttyAttr() (*syscall.SysProcAttr, error) {
+	return &syscall.SysProcAttr{Setctty: true, Ctty: 0}, nil
+}
+
 // unixListener is the exec socket.
 type unixListener struct{ ln *net.UnixListener }
 

@@ -17,6 +17,12 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
+// ttyAttr refuses: a terminal for tether exec needs a pseudo console
+// (ConPTY) on Windows, not built yet.
+func ttyAttr() (*syscall.SysProcAttr, error) {
+	return nil, fmt.Errorf("session: exec with a terminal: %w on Windows yet", errors.ErrUnsupported)
+}
+
 // forwarded is the signal tether exec sends its command for sig: a
 // console break cannot reach a process on another console, so ^C (and
 // anything else) ends it (SIGKILL: TerminateProcess).

@@ -62,7 +62,7 @@ func StatusOfAll(recs []*registry.Record) []Status {
 }
 
 // Exec is not implemented on this system.
-func execIn(reg *store.Registry, name string, argv, env []string, dir string, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
+func execIn(reg *store.Registry, name string, o ExecOptions, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	return receipt.Exit{Code: 125, MainStatus: -1}, errors.ErrUnsupported
 }
 

@@ -43,21 +43,31 @@ func (f *commandFlags) environ(base []string) ([]string, error) {
 	if len(f.env) == 0 && len(f.envFiles) == 0 {
 		return nil, nil
 	}
+	set, err := envVars(f.envFiles, f.env)
+	if err != nil {
+		return nil, err
+	}
+	return mergeEnv(base, set), nil
+}
+
+// envVars reads the --env-file files, then the --env values, in that
+// order (a later one wins), checking each.
+func envVars(files, env []string) ([]string, error) {
 	var set []string
-	for _, p := range f.envFiles {
+	for _, p := range files {
 		kvs, err := readEnvFile(p)
 		if err != nil {
 			return nil, err
 		}
 		set = append(set, kvs...)
 	}
-	for _, kv := range f.env {
+	for _, kv := range env {
 		if !hasEnvKey(kv) {
 			return nil, fmt.Errorf("--env %q: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", kv)
 		}
 		set = append(set, kv)
 	}
-	return mergeEnv(base, set), nil
+	return set, nil
 }
 
 // hasEnvKey reports whether kv starts KEY=VALUE: a portable variable name (POSIX

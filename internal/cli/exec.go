@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
 
 func newExecCmd(e *env) *cobra.Command {
+	var o execOptions
 	cmd := &cobra.Command{
 		Use:   "exec NAME [--] COMMAND [ARG...]",
 		Short: "Run a command inside a session, with the session's environment",
@@ -27,9 +30,14 @@ env), so the session's daemons are reached through their sockets after the
 caller's scratch is gone. stdin, stdout and stderr are the caller's;
 SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded.
 
-COMMAND runs in a session of its own, without a controlling terminal (like
-docker exec without -t): ^C reaches it through tether exec; programs that
-need a terminal of their own (a shell's job control) do not get one.
+COMMAND runs in a session of its own. Without -t it has no controlling
+terminal (like docker exec without -t): ^C reaches it through tether
+exec. With -t it gets a terminal of its own (a pty, like docker exec -t):
+a shell's prompt, job control and line editing work, keys such as ^C and
+^Z go to it as typed (your terminal is put in raw mode meanwhile and
+restored after), and a resize of your window reaches it. -e sets
+variables over the session's own (your values win), -w runs COMMAND in
+DIR instead of the current directory.
 
 On Windows the supervisor creates COMMAND in the session's job; ^C ends
 it (TerminateProcess: a console break cannot reach another console).
@@ -43,7 +51,9 @@ could not run it in the session; 126 not executable; 127 not found.`,
 		Example: `  tether start --name web --profile playwright -- playwright-cli open https://example.com
   tether exec web -- playwright-cli snapshot
   tether start --name work --profile tmux --until empty -- tmux new -d -s main
-  tether exec work -- tmux ls`,
+  tether exec work -- tmux ls
+  tether exec -it web -- bash
+  tether exec -e DEBUG=1 -w /srv/app web -- ./check.sh`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 || (args[1] == "--" && len(args) < 3) {
 				return errors.New("usage: tether exec NAME [--] COMMAND [ARG...]")
@@ -55,38 +65,77 @@ could not run it in the session; 126 not executable; 127 not found.`,
 			if args[1] == "--" { // flags stop at NAME: cobra keeps this "--"
 				args = append([]string{args[0]}, args[2:]...)
 			}
-			client, err := openClient(e)
-			if err != nil {
-				return exit(ExitTether, err)
-			}
-			dir, err := os.Getwd()
-			if err != nil {
-				return exit(ExitTether, err)
-			}
-			sigs := make(chan os.Signal, 8)
-			signal.Notify(sigs, forwardedSignals...)
-			defer signal.Stop(sigs)
-			res, err := client.Exec(context.Background(), args[0], session.ExecOptions{
-				Argv: args[1:], Env: os.Environ(), Dir: dir,
-				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
-			})
-			if err != nil {
-				var se *session.StartError
-				if errors.As(err, &se) && se.Code != 0 {
-					return exit(se.Code, err)
-				}
-				var re *registry.Error
-				if !errors.As(err, &re) {
-					err = fmt.Errorf("session %q: %w", args[0], err)
-				}
-				return exit(ExitTether, err)
-			}
-			if res.Code != 0 {
-				return exit(res.Code, nil)
-			}
-			return nil
+			return o.run(e, args[0], args[1:])
 		},
 	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.tty, "tty", "t", false, "give COMMAND a terminal of its own (a pty), relayed to yours")
+	fl.BoolVarP(&o.interactive, "interactive", "i", false, "keep stdin attached (always so: accepted for docker's -it)")
+	fl.StringArrayVarP(&o.env, "env", "e", nil, "set `KEY=VALUE` over the session's own variables (repeatable; after --env-file)")
+	fl.StringArrayVar(&o.envFiles, "env-file", nil, envFileHelp)
+	fl.StringVarP(&o.dir, "workdir", "w", "", "run COMMAND in `DIR` (default: the current directory)")
+	cmd.MarkFlagDirname("workdir")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
+}
+
+// execOptions are tether exec's flags.
+type execOptions struct {
+	tty, interactive bool
+	env, envFiles    []string
+	dir              string
+}
+
+// run runs argv in session name and exits with its status.
+func (o *execOptions) run(e *env, name string, argv []string) error {
+	set, err := envVars(o.envFiles, o.env)
+	if err != nil {
+		return exit(ExitTether, err)
+	}
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return exit(ExitTether, err)
+		}
+	} else if dir, err = filepath.Abs(dir); err != nil {
+		return exit(ExitTether, err)
+	}
+	client, err := openClient(e)
+	if err != nil {
+		return exit(ExitTether, err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	eo := session.ExecOptions{
+		Argv: argv, Env: os.Environ(), Set: set, Dir: dir,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
+	}
+	var res receipt.Exit
+	if o.tty {
+		var relay *ptyRelay
+		if relay, err = openRelay(os.Stdin, os.Stdout); err != nil {
+			return exit(ExitTether, fmt.Errorf("exec -t: %w", err))
+		}
+		eo.Stdin, eo.Stdout, eo.Stderr, eo.Terminal = relay.replica, relay.replica, relay.replica, true
+		res, err = client.Exec(context.Background(), name, eo)
+		relay.close()
+	} else {
+		res, err = client.Exec(context.Background(), name, eo)
+	}
+	if err != nil {
+		var se *session.StartError
+		if errors.As(err, &se) && se.Code != 0 {
+			return exit(se.Code, err)
+		}
+		var re *registry.Error
+		if !errors.As(err, &re) {
+			err = fmt.Errorf("session %q: %w", name, err)
+		}
+		return exit(ExitTether, err)
+	}
+	if res.Code != 0 {
+		return exit(res.Code, nil)
+	}
+	return nil
 }

@@ -153,3 +153,29 @@ func TestExecExitAndRefusals(t *testing.T) {
 	tetherIn(t, xdg, nil, "stop", "--all")
 	assertNoSurvivors(t)
 }
+
+// TestExecEnvAndPath: exec -e values win over the session's own variables
+// (TMPDIR is one tether sets), the command is found on the PATH -e gives
+// it rather than tether's, and a malformed -e is refused before anything
+// runs.
+func TestExecEnvAndPath(t *testing.T) {
+	cgroupParent(t)
+	xdg := stateEnv(t)
+	mustStart(t, xdg, nil, "--name", "env", "--", "sleep", "1000")
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "only-here"), []byte("#!/bin/sh\necho found-here \"$TMPDIR\" \"$FOO\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := tetherIn(t, xdg, nil, "exec", "-e", "TMPDIR=/mine", "-e", "FOO=bar",
+		"-e", "PATH="+bin+":/usr/bin:/bin", "env", "--", "only-here")
+	if code != 0 || out != "found-here /mine bar\n" {
+		t.Errorf("tether exec -e TMPDIR=/mine -e FOO=bar -e PATH=%s env -- only-here = %d, %q (%s), want the script found and the values given", bin, code, out, stderr)
+	}
+	if code, _, stderr := tetherIn(t, xdg, nil, "exec", "-e", "no-equals", "env", "--", "true"); code != 125 || !strings.Contains(stderr, "KEY=VALUE") {
+		t.Errorf("tether exec -e no-equals = %d (%s), want 125 saying KEY=VALUE", code, stderr)
+	}
+	if code, _, stderr := tetherIn(t, xdg, nil, "stop", "env"); code != 0 {
+		t.Fatalf("tether stop env = %d: %s", code, stderr)
+	}
+	assertNoSurvivors(t)
+}
