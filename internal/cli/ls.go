@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"text/template"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,9 +21,9 @@ import (
 )
 
 func newLsCmd(e *env) *cobra.Command {
-	var asJSON, all bool
+	var o lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls [--json] [--all]",
+		Use:   "ls [--json | -q | --format TEMPLATE] [--all] [--filter KEY=VALUE]...",
 		Short: "List this user's sessions",
 		Long: `List sessions: name, state (starting, running, stopping, unsupervised; for
 ended ones how and when they ended, "exited (3) 5s ago"), the main
@@ -28,35 +33,146 @@ limits, else the members' summed PSS: --json says which), CPU, the
 containment mechanism, and the command.
 
 Run from inside a session, it shows that session and the sessions it owns;
---all shows every session of this user, stopped ones included.`,
+--all shows every session of this user, stopped ones included.
+
+--filter KEY=VALUE keeps the sessions that match (repeatable: values of one
+key are alternatives, different keys must all match): state (starting,
+running, stopping, unsupervised, stopped, failed; live or ended for the
+groups; a state filter looks at ended sessions too, as --all does), name
+(a shell pattern: web-*), owner, profile, pool, mechanism.
+
+-q prints names only, one a line. --format TEMPLATE prints one line per
+session from a Go template over the fields of --json's sessions, by their
+JSON names: '{{.name}}\t{{.state}}\t{{.main_pid}}' (\t and \n as
+written are a tab and a newline, as docker takes them); --format json prints
+each session as one line of JSON.`,
 		Example: `  tether ls
+  tether ls -q --filter state=running | xargs -r tether stop
+  tether ls --all --filter 'name=web-*' --format '{{.name}}\t{{.state}}\t{{.owner}}'
   tether ls --all --json | jq -r '.sessions[].name'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := openRegistry(e)
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			list := reg.ListLive
-			if all {
-				list = reg.List
-			}
-			recs, errs := list()
-			for _, err := range errs {
-				e.warnf("%v", err)
-			}
-			recs = selectSessions(e, reg, recs, all)
-			out := session.StatusOfAll(recs)
-			if asJSON {
-				return printJSON(e, map[string]any{"schema_version": 1, "sessions": out})
-			}
-			printTable(e, out)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(e) },
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	cmd.Flags().BoolVar(&all, "all", false, "every session of this user, stopped ones included")
+	fl := cmd.Flags()
+	fl.BoolVar(&o.json, "json", false, "print one JSON document")
+	fl.BoolVar(&o.all, "all", false, "every session of this user, stopped ones included")
+	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print names only, one a line")
+	fl.StringVar(&o.format, "format", "", "print each session by a Go `TEMPLATE` over --json's fields ({{.name}}), or json for JSON Lines")
+	fl.StringArrayVar(&o.filters, "filter", nil, "keep sessions matching `KEY=VALUE` (state, name, owner, profile, pool, mechanism; repeatable)")
+	cmd.MarkFlagsMutuallyExclusive("json", "quiet", "format")
+	cmd.RegisterFlagCompletionFunc("filter", cobra.FixedCompletions([]cobra.Completion{
+		"state=running", "state=live", "state=ended", "state=stopped", "state=failed", "state=unsupervised",
+		"name=", "owner=", "profile=tmux", "profile=playwright", "pool=", "mechanism=cgroup", "mechanism=fallback",
+	}, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{
+		"json", "{{.name}}", "{{.name}}\t{{.state}}",
+	}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// lsOptions are tether ls's flags.
+type lsOptions struct {
+	json, all, quiet bool
+	format           string
+	filters          []string
+}
+
+// run lists the sessions.
+func (o *lsOptions) run(e *env) error {
+	f, err := parseFilters(o.filters)
+	if err != nil {
+		return exit(ExitUsage, err)
+	}
+	var tmpl *template.Template
+	if o.format != "" && o.format != "json" {
+		text := strings.NewReplacer(`\t`, "\t", `\n`, "\n").Replace(o.format) // as docker takes them
+		if tmpl, err = template.New("format").Option("missingkey=error").Parse(text); err != nil {
+			return exit(ExitUsage, fmt.Errorf("--format: %v", err))
+		}
+	}
+	reg, err := openRegistry(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	all := o.all || f.wantsEnded()
+	list := reg.ListLive
+	if all {
+		list = reg.List
+	}
+	recs, errs := list()
+	for _, err := range errs {
+		e.warnf("%v", err)
+	}
+	recs = selectSessions(e, reg, recs, all)
+	out := f.keep(session.StatusOfAll(recs))
+	switch {
+	case o.json:
+		return printJSON(e, map[string]any{"schema_version": 1, "sessions": out})
+	case o.quiet:
+		buf := bufio.NewWriter(e.stdout)
+		for _, s := range out {
+			fmt.Fprintln(buf, s.Name)
+		}
+		return buf.Flush()
+	case o.format != "":
+		return printFormat(e, out, tmpl)
+	}
+	printTable(e, out)
+	return nil
+}
+
+// statusKeys are the JSON names of session.Status's fields, its record's
+// included: what --format may name.
+var statusKeys = sync.OnceValue(func() []string {
+	var keys []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case f.Anonymous && name == "" && ft.Kind() == reflect.Struct:
+				walk(ft)
+			case name != "" && name != "-" && f.IsExported():
+				keys = append(keys, name)
+			}
+		}
+	}
+	walk(reflect.TypeFor[session.Status]())
+	return keys
+})
+
+// printFormat prints each session as a line of JSON (tmpl nil) or by
+// tmpl over its JSON fields.
+func printFormat(e *env, ss []session.Status, tmpl *template.Template) error {
+	buf := bufio.NewWriter(e.stdout)
+	defer buf.Flush()
+	for _, s := range ss {
+		b, err := json.Marshal(s)
+		if err != nil {
+			return exit(ExitFailure, err)
+		}
+		if tmpl == nil {
+			buf.Write(append(b, '\n'))
+			continue
+		}
+		fields := map[string]any{}
+		for _, k := range statusKeys() {
+			fields[k] = "" // a field left out as empty prints as empty
+		}
+		json.Unmarshal(b, &fields)
+		var line bytes.Buffer
+		if err := tmpl.Execute(&line, fields); err != nil {
+			return exit(ExitUsage, fmt.Errorf("--format: %v (the fields are --json's: name, state, main_pid, owner, ...)", err))
+		}
+		buf.Write(line.Bytes())
+		buf.WriteByte('\n')
+	}
+	return nil
 }
 
 // selectSessions keeps the caller's family when it runs inside a session,

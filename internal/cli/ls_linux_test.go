@@ -74,3 +74,63 @@ func TestLsAndStatusShowWhatPeopleLookFor(t *testing.T) {
 	tetherIn(t, xdg, nil, "stop", "live")
 	assertNoSurvivors(t)
 }
+
+// TestLsQuietFilterFormat: ls -q prints names only; --filter keeps what
+// matches (a state filter finds ended sessions without --all; values of
+// one key are alternatives, keys must all match; name takes a pattern);
+// --format prints a template over --json's field names, or JSON Lines;
+// a bad key, state, pattern or template is a usage error in tether's
+// words.
+func TestLsQuietFilterFormat(t *testing.T) {
+	cgroupParent(t)
+	xdg := stateEnv(t)
+	mustStart(t, xdg, nil, "-q", "--name", "web-1", "--", "sleep", "1000")
+	mustStart(t, xdg, nil, "-q", "--name", "web-2", "--pool", "p", "--", "sleep", "1000")
+	mustStart(t, xdg, nil, "-q", "--name", "api", "--", "sleep", "1000")
+	mustStart(t, xdg, nil, "-q", "--name", "web-done", "--", "sh", "-c", "exit 4")
+	awaitState(t, xdg, "web-done", registry.StateStopped)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-q"}, "api\nweb-1\nweb-2\n"},
+		{[]string{"-q", "--all"}, "api\nweb-1\nweb-2\nweb-done\n"},
+		{[]string{"-q", "--filter", "name=web-*"}, "web-1\nweb-2\n"},
+		{[]string{"-q", "--filter", "state=stopped"}, "web-done\n"},
+		{[]string{"-q", "--filter", "state=ended", "--filter", "state=running", "--filter", "name=web-*"}, "web-1\nweb-2\nweb-done\n"},
+		{[]string{"-q", "--filter", "name=web-*", "--filter", "pool=p"}, "web-2\n"},
+		{[]string{"--all", "--filter", "name=web-d*", "--format", `{{.name}}\t{{.state}}\t{{.exit.code}}|{{.main_pid}}|`}, "web-done\tstopped\t4||\n"},
+	} {
+		code, out, stderr := tetherIn(t, xdg, nil, append([]string{"ls"}, c.args...)...)
+		if code != 0 || out != c.want {
+			t.Errorf("tether ls %s = %d, %q (%s), want %q", strings.Join(c.args, " "), code, out, stderr, c.want)
+		}
+	}
+	code, out, _ := tetherIn(t, xdg, nil, "ls", "--format", "json", "--filter", "name=api")
+	var s session.Status
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil || s.Name != "api" || s.MainPID <= 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("tether ls --format json --filter name=api = %d, %q (%v), want one JSON line of api", code, out, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--filter", "color=red"}, `no key "color"; the keys are state, name`},
+		{[]string{"--filter", "state=dead"}, `no state "dead"; the states are starting, running`},
+		{[]string{"--filter", "name=[web"}, "bad pattern"},
+		{[]string{"--filter", "state"}, "want KEY=VALUE"},
+		{[]string{"--format", "{{.name"}, "--format: template"},
+		{[]string{"--format", "{{.nosuch}}"}, `no entry for key "nosuch"`},
+		{[]string{"-q", "--json"}, "none of the others can be"},
+	} {
+		code, out, stderr := tetherIn(t, xdg, nil, append([]string{"ls"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("tether ls %s = %d, %q (%s), want exit 2 saying %q", strings.Join(c.args, " "), code, out, stderr, c.want)
+		}
+	}
+	if code, _, stderr := tetherIn(t, xdg, nil, "stop", "api", "web-1", "web-2"); code != 0 {
+		t.Fatalf("tether stop = %d: %s", code, stderr)
+	}
+	assertNoSurvivors(t)
+}
