@@ -2,15 +2,11 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
-	"text/template"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,8 +38,8 @@ groups; a state filter looks at ended sessions too, as --all does), name
 (a shell pattern: web-*), owner, profile, pool, mechanism.
 
 -q prints names only, one a line. --format TEMPLATE prints one line per
-session from a Go template over the fields of --json's sessions, by their
-JSON names: '{{.name}}\t{{.state}}\t{{.main_pid}}' (\t and \n as
+session, its {{.field}} placeholders (Go template syntax, fields only)
+filled from --json's sessions, by their JSON names: '{{.name}}\t{{.state}}\t{{.main_pid}}' (\t and \n as
 written are a tab and a newline, as docker takes them); --format json prints
 each session as one line of JSON.`,
 		Example: `  tether ls
@@ -57,7 +53,7 @@ each session as one line of JSON.`,
 	fl.BoolVar(&o.json, "json", false, "print one JSON document")
 	fl.BoolVar(&o.all, "all", false, "every session of this user, stopped ones included")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print names only, one a line")
-	fl.StringVar(&o.format, "format", "", "print each session by a Go `TEMPLATE` over --json's fields ({{.name}}), or json for JSON Lines")
+	fl.StringVar(&o.format, "format", "", "print each session by a `TEMPLATE` of --json's fields ({{.name}} {{.exit.code}}), or json for JSON Lines")
 	fl.StringArrayVar(&o.filters, "filter", nil, "keep sessions matching `KEY=VALUE` (state, name, owner, profile, pool, mechanism; repeatable)")
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet", "format")
 	cmd.RegisterFlagCompletionFunc("filter", cobra.FixedCompletions([]cobra.Completion{
@@ -83,10 +79,9 @@ func (o *lsOptions) run(e *env) error {
 	if err != nil {
 		return exit(ExitUsage, err)
 	}
-	var tmpl *template.Template
+	var lf *lineFormat
 	if o.format != "" && o.format != "json" {
-		text := strings.NewReplacer(`\t`, "\t", `\n`, "\n").Replace(o.format) // as docker takes them
-		if tmpl, err = template.New("format").Option("missingkey=error").Parse(text); err != nil {
+		if lf, err = parseFormat(o.format); err != nil {
 			return exit(ExitUsage, fmt.Errorf("--format: %v", err))
 		}
 	}
@@ -115,62 +110,28 @@ func (o *lsOptions) run(e *env) error {
 		}
 		return buf.Flush()
 	case o.format != "":
-		return printFormat(e, out, tmpl)
+		return printFormat(e, out, lf)
 	}
 	printTable(e, out)
 	return nil
 }
 
-// statusKeys are the JSON names of session.Status's fields, its record's
-// included: what --format may name.
-var statusKeys = sync.OnceValue(func() []string {
-	var keys []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch {
-			case f.Anonymous && name == "" && ft.Kind() == reflect.Struct:
-				walk(ft)
-			case name != "" && name != "-" && f.IsExported():
-				keys = append(keys, name)
-			}
-		}
-	}
-	walk(reflect.TypeFor[session.Status]())
-	return keys
-})
-
-// printFormat prints each session as a line of JSON (tmpl nil) or by
-// tmpl over its JSON fields.
-func printFormat(e *env, ss []session.Status, tmpl *template.Template) error {
+// printFormat prints each session as a line of JSON (f nil) or by f.
+func printFormat(e *env, ss []session.Status, f *lineFormat) error {
 	buf := bufio.NewWriter(e.stdout)
 	defer buf.Flush()
 	for _, s := range ss {
-		b, err := json.Marshal(s)
+		var b []byte
+		var err error
+		if f == nil {
+			b, err = json.Marshal(s)
+		} else {
+			b, err = f.line(s)
+		}
 		if err != nil {
 			return exit(ExitFailure, err)
 		}
-		if tmpl == nil {
-			buf.Write(append(b, '\n'))
-			continue
-		}
-		fields := map[string]any{}
-		for _, k := range statusKeys() {
-			fields[k] = "" // a field left out as empty prints as empty
-		}
-		json.Unmarshal(b, &fields)
-		var line bytes.Buffer
-		if err := tmpl.Execute(&line, fields); err != nil {
-			return exit(ExitUsage, fmt.Errorf("--format: %v (the fields are --json's: name, state, main_pid, owner, ...)", err))
-		}
-		buf.Write(line.Bytes())
-		buf.WriteByte('\n')
+		buf.Write(append(b, '\n'))
 	}
 	return nil
 }

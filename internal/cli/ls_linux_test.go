@@ -120,8 +120,9 @@ func TestLsQuietFilterFormat(t *testing.T) {
 		{[]string{"--filter", "state=dead"}, `no state "dead"; the states are starting, running`},
 		{[]string{"--filter", "name=[web"}, "bad pattern"},
 		{[]string{"--filter", "state"}, "want KEY=VALUE"},
-		{[]string{"--format", "{{.name"}, "--format: template"},
-		{[]string{"--format", "{{.nosuch}}"}, `no entry for key "nosuch"`},
+		{[]string{"--format", "{{.name"}, `--format: "{{" without "}}"`},
+		{[]string{"--format", "{{.name | upper}}"}, "only fields are taken"},
+		{[]string{"--format", "{{.nosuch}}"}, `no field "nosuch"; the fields are --json's: `},
 		{[]string{"-q", "--json"}, "none of the others can be"},
 	} {
 		code, out, stderr := tetherIn(t, xdg, nil, append([]string{"ls"}, c.args...)...)
