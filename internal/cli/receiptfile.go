@@ -17,6 +17,7 @@ import (
 // was asked for: then it is replaced atomically at the end, as before.
 type receiptOut struct {
 	path      string
+	fd        *os.File // --receipt-fd; path is then its name
 	overwrite bool
 	res       *atomicfile.Reservation
 }
@@ -64,6 +65,9 @@ func (o *receiptOut) write(e *env, r *receipt.Receipt) error {
 	case o.path == "-":
 		_, err = e.stdout.Write(b)
 		return err
+	case o.fd != nil:
+		_, err = o.fd.Write(b)
+		o.fd.Close()
 	case o.res != nil:
 		err = o.res.Commit(b)
 	default:
@@ -73,6 +77,17 @@ func (o *receiptOut) write(e *env, r *receipt.Receipt) error {
 		return fmt.Errorf("write receipt %q: %w", o.path, err)
 	}
 	return nil
+}
+
+// openReceiptFD takes descriptor n, which the caller opened for the
+// receipt, for writing, and keeps the command from inheriting it
+// (descriptors a shell opens are not close-on-exec).
+func openReceiptFD(n int) (*receiptOut, error) {
+	f, err := receiptFD(n)
+	if err != nil {
+		return nil, fmt.Errorf("--receipt-fd %d: %w", n, err)
+	}
+	return &receiptOut{path: f.Name(), fd: f}, nil
 }
 
 // cancel gives up the reservation of a run that will write no receipt.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -201,6 +202,59 @@ func TestRunReceiptHonoursUmask(t *testing.T) {
 				}
 				readReceipt(t, rcpt)
 			})
+		}
+	}
+}
+
+// TestRunReceiptFD: --receipt-fd N writes the receipt to a descriptor the
+// caller opened (here a pipe as fd 3), apart from the command's stdout,
+// and the command does not inherit it; a descriptor not open, open only
+// for reading, or one of 0-2 is refused before anything runs.
+func TestRunReceiptFD(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd, stdout, stderr := tetherCmd(t, "run", "-q", "--receipt-fd", "3", "--", "sh", "-c",
+		`echo out; if [ -e /proc/self/fd/3 ]; then echo inherited; else echo not-inherited; fi`)
+	cmd.ExtraFiles = []*os.File{w}
+	if err := startCmd(cmd); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	b, _ := io.ReadAll(r)
+	if code := wait(t, cmd); code != 0 || stdout.String() != "out\nnot-inherited\n" {
+		t.Errorf("tether run --receipt-fd 3 = %d, stdout %q (%s), want the command's output only, fd 3 not inherited", code, stdout, stderr)
+	}
+	var rc struct {
+		RunID string `json:"run_id"`
+		Stop  struct {
+			Confirmed bool `json:"confirmed"`
+		} `json:"stop"`
+	}
+	if err := json.Unmarshal(b, &rc); err != nil || rc.RunID == "" {
+		t.Errorf("fd 3 got %q (%v), want the receipt", b, err)
+	}
+
+	ro, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for _, c := range []struct {
+		fd    string
+		extra []*os.File
+		want  string
+	}{
+		{"3", nil, "not open"},
+		{"3", []*os.File{ro}, "not open for writing"},
+		{"1", nil, "3 or more"},
+	} {
+		cmd, stdout, stderr := tetherCmd(t, "run", "--receipt-fd", c.fd, "--", "echo", "ran")
+		cmd.ExtraFiles = c.extra
+		if code := wait(t, cmd); code != 125 || stdout.Len() != 0 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("tether run --receipt-fd %s (%d extra files) = %d, %q (%s), want 125 saying %q and nothing run", c.fd, len(c.extra), code, stdout, stderr, c.want)
 		}
 	}
 }

@@ -28,7 +28,9 @@ type runFlags struct {
 	receipt  string
 	// receiptOverwrite lets --receipt replace an existing file.
 	receiptOverwrite bool
-	require          string
+	// receiptFD is --receipt-fd: a descriptor the caller opened (-1: none).
+	receiptFD int
+	require   string
 	containFlags
 	commandFlags
 	quiet  bool
@@ -57,6 +59,10 @@ process group + parent-death signal and says what that cannot guarantee;
 
 --receipt FILE is created before the command starts and never replaces an
 existing file (a symlink included) unless --receipt-overwrite is given.
+--receipt-fd N writes it to a descriptor the caller opened, apart from the
+command's output (tether run --receipt-fd 3 -- make 3>&1 >&2 | jq .), and
+the command does not inherit it; if tether itself is killed, only
+--receipt FILE gets the receipt its watcher writes.
 The command gets TETHER_RUN_ID, the receipt's run_id.
 
 Exit status: the command's own; 128+n if it died of signal n, or if tether
@@ -67,7 +73,8 @@ could not be executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
   tether run --timeout 5 --grace 0.5 -- ./flaky-server   # bare numbers are seconds
   tether run --signal INT -e NODE_ENV=test --env-file ci.env -- npm test
-  tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'`,
+  tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'
+  tether run --receipt-fd 3 -- make test 3>run.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("missing COMMAND: usage: tether run [flags] -- COMMAND [ARG...]")
@@ -85,6 +92,8 @@ could not be executed; 127 if it was not found.`,
 	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")
 	fl.StringVar(&f.receipt, "receipt", "", "write the JSON receipt to `FILE` (- for stdout), also when the command fails to start; an existing FILE is refused")
 	fl.BoolVar(&f.receiptOverwrite, "receipt-overwrite", false, "let --receipt replace an existing FILE")
+	intVarP(fl, &f.receiptFD, "receipt-fd", "", -1, "write the JSON receipt to file descriptor `N` the caller opened (3>run.json, or 3>&1 >&2 to pipe it apart from the command's stdout); the command does not inherit it")
+	cmd.MarkFlagsMutuallyExclusive("receipt", "receipt-fd")
 	f.containFlags.register(fl, "cgroup v2 `DIR` to create the run's leaf in (default $TETHER_CGROUP_PARENT, else tether's own cgroup)")
 	fl.StringVar(&f.require, "require", "", "fail (exit 125) unless this containment is available: cgroup")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
@@ -117,6 +126,9 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 	}
 	if f.cgroupParent != "" && !filepath.IsAbs(f.cgroupParent) {
 		return "", fmt.Errorf("cgroup parent %q: must be an absolute path in the cgroup v2 hierarchy", f.cgroupParent)
+	}
+	if f.receiptFD != -1 && f.receiptFD < 3 {
+		return "", fmt.Errorf("--receipt-fd %d: give a descriptor of 3 or more (0, 1 and 2 are the command's; --receipt - is stdout)", f.receiptFD)
 	}
 	if f.receiptOverwrite && f.receipt == "" {
 		return "", errors.New("--receipt-overwrite needs --receipt FILE")
@@ -199,7 +211,12 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	if p.env, err = f.environ(os.Environ()); err != nil {
 		return nil, err
 	}
-	if p.out, err = openReceipt(f.receipt, f.receiptOverwrite); err != nil {
+	if f.receiptFD >= 0 {
+		p.out, err = openReceiptFD(f.receiptFD)
+	} else {
+		p.out, err = openReceipt(f.receipt, f.receiptOverwrite)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
