@@ -102,3 +102,74 @@ func TestQuickStart(t *testing.T) {
 		t.Errorf("after the quick start, sessions still live: %+v (its commands must stop what they start)", ls.Sessions)
 	}
 }
+
+// setUpCommand returns README's first set-up command: the indented line
+// after "Set up a fresh machine".
+func setUpCommand(readme string) string {
+	_, after, ok := strings.Cut(readme, "\nSet up a fresh machine")
+	if !ok {
+		return ""
+	}
+	for _, l := range strings.Split(after, "\n")[1:] {
+		if strings.HasPrefix(l, "    ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// TestSetUpCommand runs README's first command as written — it builds
+// tether into bin/ and runs its main job on a command that leaves two
+// daemons — in a directory that mirrors the checkout through symbolic
+// links (so that bin/ is made there, not in the checkout), and checks
+// what README says it shows: the run exits 0, the daemons are stopped,
+// and the receipt on stdout confirms it.
+func TestSetUpCommand(t *testing.T) {
+	line := setUpCommand(readFile(t, filepath.Join(root, "README.md")))
+	if !strings.Contains(line, "go build") || !strings.Contains(line, "run --receipt -") {
+		t.Fatalf("README's set-up command %q: want a go build of tether and a run with --receipt -", line)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	for _, e := range ents {
+		if e.Name() == "bin" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(abs, e.Name()), filepath.Join(work, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("README's set-up command failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	msg, js, ok := strings.Cut(out, "{")
+	if !ok || !strings.Contains(msg, "left two daemons behind") {
+		t.Fatalf("stdout %q: want the command's line, then the receipt", out)
+	}
+	var r struct {
+		StopConfirmed   bool `json:"stop_confirmed"`
+		StragglersTotal int  `json:"stragglers_total"`
+		Exit            struct{ Code int }
+	}
+	if err := json.Unmarshal([]byte("{"+js), &r); err != nil {
+		t.Fatalf("the receipt: %v\n%s", err, out)
+	}
+	if !r.StopConfirmed || r.StragglersTotal != 2 || r.Exit.Code != 0 {
+		t.Errorf("receipt: stop_confirmed %v, stragglers_total %d, exit %d; want true, 2 (the two daemons), 0", r.StopConfirmed, r.StragglersTotal, r.Exit.Code)
+	}
+}
