@@ -100,12 +100,15 @@ func TestManHeader(t *testing.T) {
 	// Without SOURCE_DATE_EPOCH: the checkout's last commit, the same
 	// page however often it is generated.
 	os.Unsetenv("SOURCE_DATE_EPOCH")
-	ct, err := exec.Command("git", "log", "-1", "--format=%ct").Output()
-	if err != nil {
-		t.Fatalf("git log: %v (the tests run in a checkout)", err)
+	// (The matrix guests run this in a copy of the tracked files, not a
+	// checkout: there the page has no date.)
+	month := ""
+	if ct, err := exec.Command("git", "log", "-1", "--format=%ct").Output(); err == nil {
+		n, _ := strconv.ParseInt(strings.TrimSpace(string(ct)), 10, 64)
+		month = time.Unix(n, 0).UTC().Format("Jan 2006")
+	} else {
+		t.Logf("not a git checkout (git log: %v): expecting no date", err)
 	}
-	n, _ := strconv.ParseInt(strings.TrimSpace(string(ct)), 10, 64)
-	month := time.Unix(n, 0).UTC().Format("Jan 2006")
 	a, b := t.TempDir(), t.TempDir()
 	if err := generate(a); err != nil {
 		t.Fatal(err)
@@ -115,7 +118,7 @@ func TestManHeader(t *testing.T) {
 	}
 	want := `.TH "TETHER-RUN" "1" "` + month + `" "tether" "tether manual"`
 	if got := thLine(t, filepath.Join(a, "tether-run.1")); got != want {
-		t.Errorf("without SOURCE_DATE_EPOCH: header\n  %s\nwant the last commit's month\n  %s", got, want)
+		t.Errorf("without SOURCE_DATE_EPOCH: header\n  %s\nwant the last commit's month (none outside a checkout)\n  %s", got, want)
 	}
 	pa, _ := os.ReadFile(filepath.Join(a, "tether-run.1"))
 	pb, _ := os.ReadFile(filepath.Join(b, "tether-run.1"))
