@@ -133,7 +133,7 @@ type Cgroup struct {
 	// Delegation says how the parent was proven ours to write: "named"
 	// (given by the caller), "own-scope", "systemd-xattr", "user-xattr",
 	// "unit-property" or "no-manager" (a host without systemd); see
-	// README's "Under systemd" for what each establishes.
+	// docs/hosts.md, "Under systemd", for what each establishes.
 	Delegation string `json:"delegation,omitempty"`
 	// Scope is the systemd scope tether took for the run, if any.
 	Scope string `json:"scope,omitempty"`

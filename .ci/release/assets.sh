@@ -3,7 +3,7 @@
 # binaries, generated from the commands themselves (.goreleaser.yaml's
 # before hook): DIR/man/*.1.gz (internal/mangen) and DIR/completions/
 # (tether completion bash|zsh|fish). Reproducible: the man pages are dated
-# by the commit (SOURCE_DATE_EPOCH, which cobra's man generator reads),
+# by the commit (SOURCE_DATE_EPOCH, which internal/mangen reads),
 # gzip -n stores no name or time.
 set -eu
 D=${1:?usage: assets.sh DIR}

@@ -1,7 +1,6 @@
 // Command tether-mcp serves tether to agents as tools over the Model
 // Context Protocol (stdio); `tether mcp` runs it. It is a program of its
-// own so that the MCP SDK is not linked into tether. See README.md, "Use
-// tether from an agent".
+// own so that the MCP SDK is not linked into tether. See docs/agents.md.
 package main
 
 import (

@@ -140,8 +140,9 @@ reclaims what crashed owners left behind, acting only on identity it can
 prove. tether doctor explains what this host offers.
 
 Durations take Go's form (10s, 1m30s) or bare seconds as timeout(1) does
-(5, 0.5). Exit status: usage errors exit 2, except for tether run, whose
-own failures and usage errors exit 125 as timeout(1)'s do.`,
+(5, 0.5). Exit status: usage errors exit 2, except for tether run and
+tether exec, whose own failures and usage errors exit 125 as timeout(1)'s
+do.`,
 		Example: `  tether run --timeout 20m -- npm run e2e
   tether start --name web -- python3 -m http.server 8000
   tether ls

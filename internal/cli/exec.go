@@ -47,7 +47,8 @@ mechanism (no cgroup to join) is refused. To run something beside a
 session rather than in it: eval "$(tether env NAME)"; COMMAND.
 
 Exit status: COMMAND's own (128+n if it died of signal n); 125 when tether
-could not run it in the session; 126 not executable; 127 not found.`,
+could not run it in the session, bad usage included; 126 not executable;
+127 not found.`,
 		Example: `  tether start --name web --profile playwright -- playwright-cli open https://example.com
   tether exec web -- playwright-cli snapshot
   tether start --name work --profile tmux --until empty -- tmux new -d -s main

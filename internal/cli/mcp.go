@@ -31,7 +31,7 @@ summary) and wait. Each call returns within 50 s and 32 KiB of output.
 Sessions started through it belong to this server: when its client goes
 away (stdin closed, the server killed) they are stopped, with receipts —
 unless started with keep. Register it with an agent as the command
-"tether mcp" (README: "Use tether from an agent").
+"tether mcp" (docs/agents.md in tether's source).
 
 It runs tether-mcp, installed beside tether (go install
 github.com/tether-run/tether/cmd/tether-mcp@VERSION), in its place.`,

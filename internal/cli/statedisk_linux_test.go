@@ -138,7 +138,7 @@ var faultErrors = map[string]string{"enospc": "no space left on device", "erofs"
 
 // TestRunStateDiskFault: with the state dir full or read-only, tether run
 // runs without a record, says so, and still stops everything and writes
-// its receipt (README: "What each fault yields").
+// its receipt (docs/faults.md).
 func TestRunStateDiskFault(t *testing.T) {
 	cgroupParent(t)
 	for _, fault := range []string{"enospc", "erofs"} {

@@ -25,7 +25,7 @@ func newStatusCmd(e *env) *cobra.Command {
 owner, main pid, age, containment, resources, runtime dir (or that it was
 removed), its processes as a tree, for an ended session how it ended and
 where its receipt is, and the last lines of its log (-n). --json prints the same as one JSON document
-(schema in README: the record's fields, then what is true now).`,
+(schema in docs/sessions.md: the record's fields, then what is true now).`,
 		Example: `  tether status web
   tether status web --json | jq .processes`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),

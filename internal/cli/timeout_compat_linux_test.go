@@ -12,7 +12,7 @@ import (
 
 // TestTimeoutCompat restates coreutils' timeout(1) cases for `tether run
 // --timeout` and runs each both ways, side by side: timeout(1) itself is
-// the oracle for the exit code (README: tether exits as timeout does).
+// the oracle for the exit code (docs/run.md: tether exits as timeout does).
 // `timeout -k K` maps to `--grace K`: tether always kills after its grace,
 // timeout only when asked to.
 func TestTimeoutCompat(t *testing.T) {
