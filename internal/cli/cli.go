@@ -183,6 +183,7 @@ do.`,
 		root.AddCommand(sc.make(e))
 	}
 	addCompletionCmd(root)
+	completeFlags(e, root)
 	gateCommands(root)
 	root.InitDefaultHelpCmd()
 	for _, c := range root.Commands() {

@@ -29,8 +29,6 @@ func (f *commandFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.signal, "signal", "TERM", "first signal of the stop protocol, sent to every member before the grace (`SIG`: TERM, INT, HUP, USR1, a number; as timeout -s)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set `KEY=VALUE` in the command's environment (repeatable; after --env-file)")
 	fl.StringArrayVar(&f.envFiles, "env-file", nil, envFileHelp)
-	cmd.RegisterFlagCompletionFunc("signal", cobra.FixedCompletions(
-		[]cobra.Completion{"TERM", "INT", "HUP", "QUIT", "USR1", "USR2", "KILL"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // stopSignal parses --signal.
