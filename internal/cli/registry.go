@@ -76,7 +76,11 @@ func sessionExit(name string, err error) error {
 func namedArgs(n int, shape cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := shape(cmd, args); err != nil {
-			return err
+			want := "session names"
+			if n == 1 {
+				want = "one session NAME"
+			}
+			return fmt.Errorf("want %s, got %d arguments (usage: %s)", want, len(args), cmd.UseLine())
 		}
 		for i, a := range args {
 			if n >= 0 && i >= n {
