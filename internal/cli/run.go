@@ -299,7 +299,7 @@ func (p *runPlan) finish(e *env, f *runFlags, c *contain.Cmd, sigs *signalLog) e
 		msgs = append(msgs, waitErr)
 	}
 	if !f.quiet {
-		summarize(e, r, p.prog.reported(""))
+		summarize(e, r, p.prog.reported(""), p.out.path != "")
 	}
 	if err := p.out.write(e, r); err != nil {
 		msgs = append(msgs, err)
@@ -326,7 +326,25 @@ func startError(name string, err error) error {
 // summarize tells the user on stderr what tether had to do beyond waiting;
 // whether the kill was needed only when the progress report has not said
 // so already.
-func summarize(e *env, r *receipt.Receipt, reported bool) {
+// stragglersText names what the main process left, the first few by
+// their commands, and where the rest of the evidence is.
+func stragglersText(r *receipt.Receipt, kept bool) string {
+	var names []string
+	for i, p := range r.Stragglers {
+		if i == 3 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%d %s", p.PID, commandText(p.Argv, 40)))
+	}
+	where := "--receipt FILE keeps the evidence"
+	if kept {
+		where = "see the receipt"
+	}
+	return strings.Join(names, ", ") + " (" + where + ")"
+}
+
+func summarize(e *env, r *receipt.Receipt, reported, kept bool) {
 	if r.Exit.OOMKilled {
 		e.warnf("main process was OOM-killed: the group hit its memory limit (%d OOM kills)", r.Limits.Outcome.OOMKills)
 	} else if r.Limits != nil && r.Limits.Outcome != nil && r.Limits.Outcome.OOMKills > 0 {
@@ -339,7 +357,8 @@ func summarize(e *env, r *receipt.Receipt, reported bool) {
 		e.warnf("timed out; stopped %d processes", r.Evidence.MembersSeen)
 	}
 	if r.StragglersTotal > 0 {
-		e.warnf("main process exited; stopped %d stragglers it left (see the receipt)", r.StragglersTotal)
+		e.warnf("main process exited; stopped %d %s it left: %s", r.StragglersTotal,
+			plural(r.StragglersTotal, "straggler", "stragglers"), stragglersText(r, kept))
 	}
 	if r.Evidence.KillUsed && !reported {
 		if graceSkipped(r) {

@@ -299,3 +299,23 @@ func stepList(r *receipt.Receipt) string {
 	}
 	return b.String()
 }
+
+// TestRunNamesStragglers: what the main process left is named on stderr
+// by pid and command, and the message points at the receipt only when
+// one was written.
+func TestRunNamesStragglers(t *testing.T) {
+	cgroupParent(t)
+	for _, withReceipt := range []bool{false, true} {
+		args := []string{"run", "--", "sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 &"}
+		want := "(--receipt FILE keeps the evidence)"
+		if withReceipt {
+			args = append([]string{"run", "--receipt", filepath.Join(t.TempDir(), "r.json")}, args[1:]...)
+			want = "(see the receipt)"
+		}
+		code, _, stderr := tether(t, args...)
+		if code != 0 || !strings.Contains(stderr, "stopped 1 straggler it left: ") || !strings.Contains(stderr, "sleep 1000 "+want) {
+			t.Errorf("tether %s = %d, stderr %q; want the straggler named and %q", strings.Join(args, " "), code, stderr, want)
+		}
+	}
+	assertNoSurvivors(t)
+}
