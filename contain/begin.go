@@ -103,6 +103,9 @@ func (c *Cmd) prepared() error {
 
 // startedMain is called once the command runs and is identified.
 func (c *Cmd) startedMain() {
+	if c.rec.Main != nil {
+		c.exe = identifyExe(c.rec.Main.PID, c.Path, c.StateDir)
+	}
 	c.track.started(&c.rec)
 	if c.hooks.Started != nil {
 		c.hooks.Started(&c.rec)

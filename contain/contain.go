@@ -247,6 +247,7 @@ type Cmd struct {
 
 	ctx             context.Context
 	hooks           hooks.Hooks
+	exe             *exeIdentity // the programs' identity, found from the start
 	closeAfterStart []io.Closer
 	closeAfterWait  []io.Closer
 	track           *tracker

@@ -81,7 +81,9 @@ func checkOrigin(t *testing.T, r *receipt.Receipt) {
 	// receipt must say the same and nothing more.
 	v := version.Get()
 	want := receipt.Tether{Version: v.Version, Revision: v.Revision, Modified: v.Modified}
-	if r.Tether != want || r.Tether.Version == "" {
+	got := r.Tether
+	got.Executable = nil // TestReceiptExecutable's
+	if got != want || r.Tether.Version == "" {
 		t.Errorf("tether = %+v, want %+v from the build info", r.Tether, want)
 	}
 }

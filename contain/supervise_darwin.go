@@ -84,9 +84,11 @@ func (c *Cmd) emptyWake() <-chan struct{} { return nil }
 
 // finish fills in how the run ended.
 func (c *Cmd) finish(p *pgroupProtocol, reason Reason, strag []receipt.Process, nstrag int) {
+	c.exe.wait() // before the lock: Receipt() does not wait for a hash
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
+	c.exe.into(r)
 	r.Stop = receipt.Stop{Reason: string(reason), Signal: stop.SignalName(c.StopSignal), Steps: p.Steps}
 	r.Stragglers, r.StragglersTotal = strag, nstrag
 	r.TimedOut = reason == ReasonTimeout

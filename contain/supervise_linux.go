@@ -134,9 +134,11 @@ func (p *protocol) confirm() {
 
 // finish fills in how the run ended and releases what the run held.
 func (c *Cmd) finish(p *protocol) {
+	c.exe.wait() // before the lock: Receipt() does not wait for a hash
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
+	c.exe.into(r)
 	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stop.SignalName(p.c.StopSignal), Steps: p.Steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
 	r.TimedOut = p.reason == ReasonTimeout

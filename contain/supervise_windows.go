@@ -163,9 +163,11 @@ func (p *jobProtocol) Confirm(_ *stop.Log, deadline time.Time) {
 
 // finish fills in how the run ended and releases what the run held.
 func (c *Cmd) finish(p *jobProtocol) {
+	c.exe.wait() // before the lock: Receipt() does not wait for a hash
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &c.rec
+	c.exe.into(r)
 	r.Stop = receipt.Stop{Reason: string(p.reason), Signal: stopSignalName, Steps: p.Steps}
 	r.Stragglers, r.StragglersTotal = p.strag, p.nstrag
 	if b := c.sys.budget; b != nil {

@@ -19,6 +19,9 @@ type Tether struct {
 	Revision string `json:"revision"`
 	// Modified says the build's checkout had uncommitted changes.
 	Modified bool `json:"modified"`
+	// Executable is the running program's own file: tether's binary, or
+	// the program embedding package contain.
+	Executable *Executable `json:"executable,omitempty"`
 }
 
 // CurrentBuild is the build of the running tether.

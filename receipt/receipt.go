@@ -64,7 +64,9 @@ type Receipt struct {
 	Limits *Limits `json:"limits,omitempty"`
 
 	Main *Process `json:"main,omitempty"`
-	Exit Exit     `json:"exit"`
+	// Executable is the main process's program file, with its digest.
+	Executable *Executable `json:"executable,omitempty"`
+	Exit       Exit        `json:"exit"`
 
 	TimedOut        bool     `json:"timed_out"`
 	SignalsReceived []Signal `json:"signals_received"`

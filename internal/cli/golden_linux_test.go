@@ -98,6 +98,13 @@ var placeholders = map[string]string{
 	"version":  "<version>",
 	"revision": "<revision>",
 	"modified": "<modified>",
+	// Program files (executable, tether.executable): TestReceiptExecutable
+	// in contain checks their values.
+	"device": "<device>",
+	"inode":  "<inode>",
+	"size":   "<size>",
+	"sha256": "<sha256>",
+	"via":    "<via>", // proc, or path when the command had exited first
 }
 
 // hostKeys are present only on some hosts (a systemd scope); normalize

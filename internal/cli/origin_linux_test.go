@@ -27,8 +27,15 @@ func checkOrigin(t *testing.T, r *receipt.Receipt) {
 		t.Errorf("receipt host.boot_id = %q, want %q", r.Host.BootID, boot)
 	}
 	v := version.Get()
-	if want := (receipt.Tether{Version: v.Version, Revision: v.Revision, Modified: v.Modified}); r.Tether != want {
+	got := r.Tether
+	got.Executable = nil
+	if want := (receipt.Tether{Version: v.Version, Revision: v.Revision, Modified: v.Modified}); got != want {
 		t.Errorf("receipt tether = %+v, want %+v", r.Tether, want)
+	}
+	// A run's and a session's (the golden receipts hold it); reap writes
+	// none, not having run the program.
+	if exe, _ := os.Executable(); r.Tether.Executable != nil && (r.Tether.Executable.Path != exe || len(r.Tether.Executable.SHA256) != 64) {
+		t.Errorf("receipt tether.executable = %+v, want this binary, %s, with its digest", r.Tether.Executable, exe)
 	}
 }
 
