@@ -28,7 +28,9 @@ limits, else the members' summed PSS: --json says which), CPU, the
 containment mechanism, and the command.
 
 Run from inside a session, it shows that session and the sessions it owns;
---all shows every session of this user, stopped ones included.`,
+-a (--all) shows every session of this user, stopped ones included, and
+every earlier run a name used again keeps, each with its run id (RUN; tether
+logs --run, inspect --run, rm --run take it or a prefix of it).`,
 		Example: `  tether ls
   tether ls --all --json | jq -r '.sessions[].name'`,
 		Args: cobra.NoArgs,
@@ -39,7 +41,7 @@ Run from inside a session, it shows that session and the sessions it owns;
 			}
 			list := reg.ListLive
 			if all {
-				list = reg.List
+				list = reg.History
 			}
 			recs, errs := list()
 			for _, err := range errs {
@@ -50,12 +52,12 @@ Run from inside a session, it shows that session and the sessions it owns;
 			if asJSON {
 				return printJSON(e, map[string]any{"schema_version": 1, "sessions": out})
 			}
-			printTable(e, out)
+			printTable(e, out, all)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	cmd.Flags().BoolVar(&all, "all", false, "every session of this user, stopped ones included")
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "every session of this user, stopped ones and earlier runs included")
 	return cmd
 }
 
@@ -83,11 +85,17 @@ func selectSessions(e *env, reg *store.Registry, recs []*registry.Record, all bo
 	return live
 }
 
-func printTable(e *env, ss []session.Status) {
+// printTable prints the sessions ss as a table; runs adds each one's run
+// id (its first 12 characters, as docker shows a container's), for ls -a.
+func printTable(e *env, ss []session.Status, runs bool) {
 	buf := bufio.NewWriter(e.stdout)
 	defer buf.Flush()
 	w := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tSTATE\tPID\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH\tCOMMAND")
+	run := func(s string) string { return "" }
+	if runs {
+		run = func(s string) string { return s + "\t" }
+	}
+	fmt.Fprintln(w, "NAME\t"+run("RUN")+"STATE\tPID\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH\tCOMMAND")
 	for _, s := range ss {
 		owner := s.Owner
 		if s.OwnerAlive != nil {
@@ -107,7 +115,7 @@ func printTable(e *env, ss []session.Status) {
 		if s.Live() {
 			procs, cpu = strconv.Itoa(s.Procs), fmt.Sprintf("%.1fs", float64(s.CPUUsec)/1e6)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, stateText(s), pid, owner,
+		fmt.Fprintf(w, "%s\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, run(shortRun(s.RunID)), stateText(s), pid, owner,
 			short(time.Duration(s.AgeMS)*time.Millisecond), procs, mem, cpu, s.Mechanism, commandText(s.Argv, 48))
 	}
 	w.Flush()

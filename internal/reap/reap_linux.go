@@ -225,12 +225,8 @@ func act(reg *store.Registry, rec *registry.Record, a *Action, o Options) {
 func sweep(reg *store.Registry, rec *registry.Record, o Options) error {
 	err := reg.Release(rec.Name)
 	if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
-		for _, p := range append(store.LogFiles(reg.LogPath(rec.Name)), reg.ReceiptPath(rec.Name)) {
-			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-				err = errors.Join(err, rerr)
-			}
-		}
-		err = errors.Join(err, reg.Delete(rec.Name))
+		_, rerr := reg.RemoveRun(rec.Name, rec.RunID)
+		err = errors.Join(err, rerr)
 	}
 	return err
 }
