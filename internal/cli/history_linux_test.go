@@ -233,6 +233,13 @@ func TestPruneOlder(t *testing.T) {
 	if s := statusOf(t, xdg, "alive"); s.State != "running" {
 		t.Errorf("live session after prune: %s", s.State)
 	}
+	// tether reap --prune takes the earlier runs too, not only the newest.
+	runOnce(t, xdg, nil, "reaped", "a")
+	runOnce(t, xdg, nil, "reaped", "b")
+	time.Sleep(50 * time.Millisecond)
+	if code, out, stderr := tetherIn(t, xdg, nil, "reap", "--prune", "0.01"); code != 0 || len(runFiles(xdg, "reaped")) != 0 {
+		t.Errorf("reap --prune = %d, %s%s; files of reaped left: %v", code, out, stderr, runFiles(xdg, "reaped"))
+	}
 	tetherIn(t, xdg, nil, "stop", "alive")
 	assertNoSurvivors(t)
 }
