@@ -100,6 +100,17 @@ func TestHistoryKeepsEachRun(t *testing.T) {
 	if code, _, stderr := tetherIn(t, xdg, nil, "logs", "--run", "nosuchrun", "web"); code != 1 || !strings.Contains(stderr, `no run "nosuchrun"`) {
 		t.Errorf("tether logs --run nosuchrun web = %d, %q; want 1 and no such run", code, stderr)
 	}
+	// --run completes the name's run ids, newest first.
+	_, comp, _ := tetherIn(t, xdg, nil, "__complete", "logs", "web", "--run", "")
+	var ids []string
+	for _, l := range strings.Split(comp, "\n") {
+		if id, _, ok := strings.Cut(l, "\t"); ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != 3 || ids[0] != runs[0].RunID || ids[2] != runs[2].RunID {
+		t.Errorf("completion of logs web --run = %q, want the 3 run ids, newest first", comp)
+	}
 	// The table shows each run's id too.
 	_, out, _ := tetherIn(t, xdg, nil, "ls", "-a")
 	for _, r := range runs {

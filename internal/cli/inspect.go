@@ -40,5 +40,6 @@ will do).`,
 		},
 	}
 	cmd.Flags().StringVar(&run, "run", "", "the run with this run `ID` (or a prefix of it), not the newest")
+	cmd.RegisterFlagCompletionFunc("run", completeRuns(e))
 	return cmd
 }

@@ -82,6 +82,7 @@ log again; tether reap reclaims the session).`,
 	fl.StringVar(&f.stream, "stream", "", "print one stream only: out or err")
 	fl.BoolVar(&f.json, "json", false, `print JSON Lines: {"time","stream","line"}`)
 	fl.StringVar(&f.run, "run", "", "print the log of the run with this run `ID` (or a prefix of it; tether ls -a lists them), not the newest")
+	cmd.RegisterFlagCompletionFunc("run", completeRuns(e))
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +52,30 @@ anything could not be removed, 2 for a bad name or flag.`,
 	}
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "stop a running session first (the stop protocol, as tether stop), then remove it")
 	cmd.Flags().StringVar(&o.run, "run", "", "remove only the run with this run `ID` (or a prefix of it)")
+	cmd.RegisterFlagCompletionFunc("run", completeRuns(e))
 	return cmd
+}
+
+// completeRuns completes --run with the run ids of the session named
+// first, newest first, each with its state and when it started.
+func completeRuns(e *env) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 0 || registry.CheckName(args[0]) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		reg, err := openRegistry(e)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		runs, _ := reg.Runs(args[0])
+		var out []cobra.Completion
+		for _, r := range runs {
+			if strings.HasPrefix(r.RunID, toComplete) {
+				out = append(out, cobra.CompletionWithDesc(r.RunID, r.State+", started "+localTime(r.CreatedAt)))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	}
 }
 
 // runRm removes the ended runs of o's names, stopping running ones first
