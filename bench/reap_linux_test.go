@@ -160,7 +160,7 @@ func newReapState(b, owner *testing.B, n int, live, dead []identity.Token) *reap
 			Name: name, Kind: "session", State: registry.StateRunning,
 			Argv: []string{"npm", "run", "dev", "--", "--port", strconv.Itoa(3000 + i%1000)},
 			Cwd:  "/home/dev/app", CreatedAt: ago, UpdatedAt: ago, Owner: "none",
-			RuntimeDir: reg.RuntimeDir(name), Log: reg.LogPath(name), Until: "main-exit",
+			RuntimeDir: reg.RuntimeDir(name), Log: reg.LogPath(name, ""), Until: "main-exit",
 		}
 		leaf := func() {
 			if parent != "" {
@@ -171,7 +171,7 @@ func newReapState(b, owner *testing.B, n int, live, dead []identity.Token) *reap
 		case reap.Ended:
 			tok := dead[i%len(dead)].String()
 			rec.Supervisor, rec.Main, rec.State, rec.StopReason = tok, tok, registry.StateStopped, "request"
-			rec.Exit, rec.Receipt = &receipt.Exit{Code: 0, MainStatus: 0}, reg.ReceiptPath(name)
+			rec.Exit, rec.Receipt = &receipt.Exit{Code: 0, MainStatus: 0}, reg.ReceiptPath(name, "")
 			leaf()
 		case reap.Supervised:
 			tok := live[i%len(live)].String()

@@ -28,11 +28,20 @@ import (
 // never on a timer: following an idle session costs no wake-ups. On
 // Windows it polls (followWatch).
 func logs(ctx context.Context, reg *store.Registry, name string, w io.Writer, o LogOptions) error {
-	rec, err := reg.Read(name)
+	read := func() (*registry.Record, error) { return reg.Read(name) }
+	if o.Run != "" {
+		// One run's log (issue 27): followed, that run's record is read.
+		rec, err := reg.FindRun(name, o.Run)
+		if err != nil {
+			return err
+		}
+		read = func() (*registry.Record, error) { return reg.FindRun(name, rec.RunID) }
+	}
+	rec, err := read()
 	if err != nil {
 		return err
 	}
-	path := reg.LogPath(rec.Name)
+	path := reg.LogOf(rec)
 	var fw *followWatch
 	if o.Follow {
 		// Watched before the log is opened, so that no change is missed.
@@ -74,7 +83,7 @@ func logs(ctx context.Context, reg *store.Registry, name string, w io.Writer, o 
 				return err
 			}
 		}
-		if rec, err = reg.Read(name); err != nil {
+		if rec, err = read(); err != nil {
 			return err
 		}
 		if !rec.Live() {
@@ -82,14 +91,14 @@ func logs(ctx context.Context, reg *store.Registry, name string, w io.Writer, o 
 		}
 		if sup == nil && rec.Supervisor != "" {
 			if sup, err = supervisorOf(rec); err != nil {
-				return gone(reg, name, t, v, err)
+				return gone(read, t, v, err)
 			}
 		}
 		if sup == nil && time.Since(rec.CreatedAt) > superviseTimeout {
 			return registry.Errorf(name, ErrUnsupervised, "unsupervised: no supervisor recorded since %s", rec.CreatedAt.Format(time.RFC3339))
 		}
 		if sup != nil && sup.Exited() {
-			return gone(reg, name, t, v, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor exited without ending it; `tether reap` reclaims it"))
+			return gone(read, t, v, registry.Errorf(name, ErrUnsupervised, "unsupervised: its supervisor exited without ending it; `tether reap` reclaims it"))
 		}
 		v.CaughtUp()
 		if err := fw.await(sup); err != nil {
@@ -120,11 +129,11 @@ const superviseTimeout = 2 * time.Minute
 // gone ends a follow whose supervisor is gone: the rest of the log is
 // written, and err returned unless the session did end (the supervisor
 // recorded the end just before it exited).
-func gone(reg *store.Registry, name string, t *sessionlog.Tail, v *sessionlog.View, err error) error {
+func gone(read func() (*registry.Record, error), t *sessionlog.Tail, v *sessionlog.View, err error) error {
 	if derr := t.Drain(); derr != nil {
 		return derr
 	}
-	rec, rerr := reg.Read(name)
+	rec, rerr := read()
 	if rerr == nil && !rec.Live() {
 		return drainEnd(t, v, rec)
 	}

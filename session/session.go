@@ -145,6 +145,9 @@ type LogOptions struct {
 	// Notes receives what the view cannot show in its output: gaps (output
 	// dropped, or files rotated away before they were read). Nil: none.
 	Notes io.Writer
+	// Run chooses one run of the name by its run id, or a prefix of it
+	// that only one run's has (Client.Runs lists them); "" the newest.
+	Run string
 }
 
 // view is the part of o a log view is made of.

@@ -62,6 +62,9 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 	if o.RunID == "" {
 		o.RunID = receipt.NewRunID()
 	}
+	if err := store.CheckRunID(o.RunID); err != nil {
+		return nil, badOption("%v", err) // it names the run's files
+	}
 	owner, ownerTok, err := resolveOwner(reg, named, o.Owner)
 	if err != nil {
 		return nil, err
@@ -125,7 +128,7 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting,
 	}
 	rec := &registry.Record{
 		Name: o.Name, Kind: "session", State: registry.StateStarting, RunID: o.RunID, Argv: o.Argv, Cwd: o.Dir,
-		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name),
+		Owner: owner, OwnerToken: ownerTok, RuntimeDir: rt, Log: reg.LogPath(o.Name, o.RunID),
 		Profile: o.Profile, Until: o.Until, Pool: o.Pool, StopSignal: spec.StopSignal,
 	}
 	if err := store.CheckSize(rec); err != nil {
@@ -162,6 +165,10 @@ func claim(reg *store.Registry, o Options, w *starting) error {
 	fail := func(err error) error {
 		reg.Release(o.Name)
 		return err
+	}
+	// The name's last run becomes history (issue 27), not replaced.
+	if err := reg.Archive(o.Name); err != nil {
+		return fail(err)
 	}
 	if err := makeProfileDirs(o, rt); err != nil {
 		return fail(err)
@@ -245,7 +252,7 @@ func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Op
 	}
 	var ready readyReport
 	if err := json.Unmarshal(res.b, &ready); err != nil {
-		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name)))}
+		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name, o.RunID)))}
 	}
 	if !ready.OK {
 		return &StartError{Code: ready.Code, Err: errors.New(ready.Error)}

@@ -183,13 +183,12 @@ func (s *stopping) result(reg *store.Registry) (*receipt.Receipt, error) {
 		return nil, err
 	}
 	if rec.Supervisor != s.rec.Supervisor {
-		// The name was claimed again once the session ended: its receipt
-		// stays until the new session ends; prove it is this session's.
-		r, err := readReceipt(reg, &registry.Record{Name: s.name, Receipt: reg.ReceiptPath(s.name)})
-		if err == nil && r.Main != nil && r.Main.Token == s.rec.Main {
-			return r, nil
+		// The name was claimed again once the session ended: its run is
+		// one of the name's earlier ones now (issue 27).
+		rec, err = reg.FindRun(s.name, s.rec.RunID)
+		if err != nil || rec.RunID != s.rec.RunID {
+			return nil, registry.Errorf(s.name, nil, "ended, and its name was taken by a new session; its run %s is no longer on record", s.rec.RunID)
 		}
-		return nil, registry.Errorf(s.name, nil, "ended, and its name was taken by a new session before its receipt was read")
 	}
 	// A supervisor that died in its stop: its watcher (internal/watch)
 	// finishes the stop, ends the record and frees the name (the runtime

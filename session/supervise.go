@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/hooks"
@@ -112,7 +113,7 @@ func (s *supervisor) prepare() (err error) {
 	}
 	self.Close()
 	s.self = self.Token.String()
-	if s.log, err = sessionlog.Open(s.w.reg.LogPath(name), s.spec.LogMax, s.spec.LogKeep, s.spec.RunID); err != nil {
+	if s.log, err = sessionlog.Open(s.w.reg.LogPath(name, s.spec.RunID), s.spec.LogMax, s.spec.LogKeep, s.spec.RunID); err != nil {
 		return fmt.Errorf("session %q: log: %w", name, err)
 	}
 	if s.stdout, s.stderr, s.capt, err = sessionlog.StartCapture(s.log); err != nil {
@@ -244,12 +245,14 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 	s.log.Close()
 	close(stopLoss)
 	<-lossDone
-	return finish(s.w, c, s.log, wt.reason, waitErr)
+	return finish(s.w, s.spec, c, s.log, wt.reason, waitErr)
 }
 
 // finish records how the session ended, with its log's files and the
-// output the log lost, and frees its name once its stop was confirmed.
-func finish(w *recorder, c *contain.Cmd, log *sessionlog.Log, reason chan string, waitErr error) error {
+// output the log lost, keeps its configuration beside its receipt (tether
+// inspect), frees its name once its stop was confirmed, and applies the
+// state dir's retention.
+func finish(w *recorder, spec *supervisorSpec, c *contain.Cmd, log *sessionlog.Log, reason chan string, waitErr error) error {
 	r := c.Receipt()
 	r.Name = w.rec.Name
 	loss := log.Loss()
@@ -264,7 +267,11 @@ func finish(w *recorder, c *contain.Cmd, log *sessionlog.Log, reason chan string
 		}
 	}
 	b, _ := r.JSON()
-	rp, werr := w.reg.WriteReceipt(w.rec.Name, b)
+	rp, werr := w.reg.WriteReceipt(w.rec.Name, w.rec.RunID, b)
+	// Best effort: inspect says when an ended run has no configuration.
+	if cb, err := json.Marshal(spec); err == nil {
+		w.reg.WriteConfig(w.rec.Name, w.rec.RunID, cb)
+	}
 	err := w.update(func(rec *registry.Record) {
 		rec.State, rec.StopReason, rec.Exit, rec.OutputLoss = registry.StateStopped, why, &r.Exit, loss
 		var msgs []string
@@ -282,7 +289,18 @@ func finish(w *recorder, c *contain.Cmd, log *sessionlog.Log, reason chan string
 	if r.StopConfirmed {
 		err = errors.Join(err, w.reg.Release(w.rec.Name))
 	}
+	retain(w.reg)
 	return err
+}
+
+// retain applies the state dir's retention (store.RetentionFromEnv: the
+// last 20 ended runs, none older than 7 days, unless TETHER_RETAIN says
+// otherwise) as a session ends: the moment the ended runs grow, off every
+// start's path. What it cannot remove is left for the next end, tether
+// prune or tether reap: no session's end fails for it.
+func retain(reg *store.Registry) {
+	rt, _ := store.RetentionFromEnv(os.Getenv)
+	reg.Prune(rt, time.Now(), false)
 }
 
 // fail records a session that could not start and reports it. Its

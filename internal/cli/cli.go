@@ -114,8 +114,9 @@ var subcommands = []struct {
 	name string
 	make func(*env) *cobra.Command
 }{
-	{"run", newRunCmd}, {"start", newStartCmd}, {"ls", newLsCmd}, {"status", newStatusCmd},
-	{"stop", newStopCmd}, {"kill", newKillCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd}, {"reap", newReapCmd},
+	{"run", newRunCmd}, {"start", newStartCmd}, {"ls", newLsCmd}, {"status", newStatusCmd}, {"inspect", newInspectCmd},
+	{"stop", newStopCmd}, {"kill", newKillCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd},
+	{"rm", newRmCmd}, {"prune", newPruneCmd}, {"reap", newReapCmd},
 	{"exec", newExecCmd}, {"env", newEnvCmd}, {"doctor", newDoctorCmd}, {"mcp", newMCPCmd},
 }
 

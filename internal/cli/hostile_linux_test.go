@@ -111,12 +111,22 @@ func TestStateDirNotOurs(t *testing.T) {
 		return func(t *testing.T, state string) string {
 			p := filepath.Join(state, rel)
 			os.Remove(p)
-			l, err := net.Listen("unix", p)
+			// Bound at a short path and renamed into place: a run's
+			// log path (NAME@RUNID.log) can be past AF_UNIX's 107 bytes.
+			short, err := os.MkdirTemp("", "sock")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(short)
+			l, err := net.Listen("unix", filepath.Join(short, "s"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			l.(*net.UnixListener).SetUnlinkOnClose(false)
 			t.Cleanup(func() { l.Close() })
+			if err := os.Rename(filepath.Join(short, "s"), p); err != nil {
+				t.Fatal(err)
+			}
 			return p
 		}
 	}
@@ -130,6 +140,17 @@ func TestStateDirNotOurs(t *testing.T) {
 			return p
 		}
 	}
+	// theLog plants mk's file where the ended session's log is: its
+	// run's own (issue 27).
+	theLog := func(mk func(string) plant) plant {
+		return func(t *testing.T, state string) string {
+			rel, err := filepath.Rel(state, statusOf(t, filepath.Dir(state), "ended").Log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mk(rel)(t, state)
+		}
+	}
 	tests := []struct {
 		name  string
 		plant plant
@@ -137,11 +158,11 @@ func TestStateDirNotOurs(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"log is a FIFO: logs", fifo("logs/ended.log"), []string{"logs", "ended"}, 1, "not a regular file"},
-		{"log is a symlink: logs", link("logs/ended.log"), []string{"logs", "ended"}, 1, "symlink"},
-		{"log is a socket: logs", sock("logs/ended.log"), []string{"logs", "ended"}, 1, "ended.log"},
-		{"log is a FIFO: status", fifo("logs/ended.log"), []string{"status", "ended"}, 0, ""},
-		{"log is another user's: logs", chown("logs/ended.log"), []string{"logs", "ended"}, 1, "uid 65534"},
+		{"log is a FIFO: logs", theLog(fifo), []string{"logs", "ended"}, 1, "not a regular file"},
+		{"log is a symlink: logs", theLog(link), []string{"logs", "ended"}, 1, "symlink"},
+		{"log is a socket: logs", theLog(sock), []string{"logs", "ended"}, 1, "ended@"},
+		{"log is a FIFO: status", theLog(fifo), []string{"status", "ended"}, 0, ""},
+		{"log is another user's: logs", theLog(chown), []string{"logs", "ended"}, 1, "uid 65534"},
 		{"records is a file: ls", fileAt("records"), []string{"ls"}, 1, "not a directory"},
 		{"s is a symlink: start", link("s"), []string{"start", "--name", "x", "--", "true"}, 1, "symlink"},
 		{"runtime dir is a file: start", fileAt("s/taken"), []string{"start", "--name", "taken", "--", "true"}, 1, "not a directory"},

@@ -14,13 +14,13 @@ import (
 type logsFlags struct {
 	follow, timestamps, json bool
 	tail                     int
-	since, stream            string
+	since, stream, run       string
 }
 
 func newLogsCmd(e *env) *cobra.Command {
 	var f logsFlags
 	cmd := &cobra.Command{
-		Use:   "logs NAME [-f] [--tail N] [--since D|TIME] [--timestamps] [--stream out|err] [--json]",
+		Use:   "logs NAME [--run ID] [-f] [--tail N] [--since D|TIME] [--timestamps] [--stream out|err] [--json]",
 		Short: "Print a session's output (stdout and stderr, interleaved in order)",
 		Long: `Print what the session's command wrote: stdout and stderr as one log, in the
 order the supervisor read them (exact within a stream; across streams, the
@@ -33,17 +33,22 @@ The log is bounded: it rotates by size through a number of files (tether
 start --log-max, --log-keep); what was rotated away, or dropped because the
 disk refused it, is reported on stderr where the output has a gap.
 
+Each run of a name keeps its own log: without --run, the newest run's is
+printed; --run ID prints an earlier one's (tether ls -a lists the runs; a
+prefix of the id that only one run has will do).
+
 With -f, keep printing new output, across rotations, until the session has
 stopped (exit 0) or its supervisor is gone (exit 1: nothing will write the
 log again; tether reap reclaims the session).`,
 		Example: `  tether logs web
   tether logs -f --tail 20 web
+  tether logs --run 3f2a9c web
   tether logs --since 10m --stream err --timestamps web
   tether logs --json web | jq -r 'select(.stream=="stderr") | .line'`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := session.LogOptions{Follow: f.follow, Tail: f.tail, Timestamps: f.timestamps, JSON: f.json, Notes: e.stderr}
+			o := session.LogOptions{Follow: f.follow, Tail: f.tail, Timestamps: f.timestamps, JSON: f.json, Notes: e.stderr, Run: f.run}
 			switch f.stream {
 			case "", "out", "err":
 				o.Stream = f.stream
@@ -76,6 +81,8 @@ log again; tether reap reclaims the session).`,
 	fl.BoolVarP(&f.timestamps, "timestamps", "t", false, "prefix each line with its time (UTC) and stream")
 	fl.StringVar(&f.stream, "stream", "", "print one stream only: out or err")
 	fl.BoolVar(&f.json, "json", false, `print JSON Lines: {"time","stream","line"}`)
+	fl.StringVar(&f.run, "run", "", "print the log of the run with this run `ID` (or a prefix of it; tether ls -a lists them), not the newest")
+	cmd.RegisterFlagCompletionFunc("run", completeRuns(e))
 	return cmd
 }
 

@@ -82,7 +82,7 @@ func TestLogsFollowRotation(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("tether logs -f = exit %d when the session ended, want 0; stderr: %s", code, stderr)
 	}
-	if !exists(filepath.Join(xdg, "tether", "logs", name+".log.5")) {
+	if !exists(statusOf(t, xdg, name).Log + ".5") {
 		t.Errorf("the log did not rotate five times: the test did not test rotation")
 	}
 	if stderr.Len() > 0 {
@@ -228,7 +228,7 @@ func TestLogsViews(t *testing.T) {
 			t.Errorf("tether logs %v = exit %d, %d bytes (stderr %q), want %d bytes: %.80q", c.args, code, len(got), stderr, len(c.want), got)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(xdg, "tether", "logs", name+".log"))
+	b, err := os.ReadFile(statusOf(t, xdg, name).Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,9 +277,9 @@ func TestLogsRotationKeepsN(t *testing.T) {
 	if code, _, stderr := tetherIn(t, xdg, nil, "wait", name); code != 0 {
 		t.Fatalf("tether wait = %d: %s", code, stderr)
 	}
-	dir := filepath.Join(xdg, "tether", "logs")
-	for i, p := range []string{name + ".log", name + ".log.1", name + ".log.2", name + ".log.3"} {
-		if exists(filepath.Join(dir, p)) != (i < 3) {
+	log := statusOf(t, xdg, name).Log
+	for i, p := range []string{log, log + ".1", log + ".2", log + ".3"} {
+		if exists(p) != (i < 3) {
 			t.Errorf("%s exists: %t, want %t", p, !(i < 3), i < 3)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 func newLsCmd(e *env) *cobra.Command {
 	var o lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls [--json | -q | --format TEMPLATE] [--all] [--filter KEY=VALUE]...",
+		Use:   "ls [--json | -q | --format TEMPLATE] [-a] [--filter KEY=VALUE]...",
 		Short: "List this user's sessions",
 		Long: `List sessions: name, state (starting, running, stopping, unsupervised; for
 ended ones how and when they ended, "exited (3) 5s ago"), the main
@@ -29,7 +29,9 @@ limits, else the members' summed PSS: --json says which), CPU, the
 containment mechanism, and the command.
 
 Run from inside a session, it shows that session and the sessions it owns;
---all shows every session of this user, stopped ones included.
+-a (--all) shows every session of this user, stopped ones included, and
+every earlier run a name used again keeps, each with its run id (RUN; tether
+logs --run, inspect --run, rm --run take it or a prefix of it).
 
 --filter KEY=VALUE keeps the sessions that match (repeatable: values of one
 key are alternatives, different keys must all match): state (starting,
@@ -39,8 +41,9 @@ groups; a state filter looks at ended sessions too, as --all does), name
 
 -q prints names only, one a line. --format TEMPLATE prints one line per
 session, its {{.field}} placeholders (Go template syntax, fields only)
-filled from --json's sessions, by their JSON names: '{{.name}}\t{{.state}}\t{{.main_pid}}' (\t and \n as
-written are a tab and a newline, as docker takes them); --format json prints
+filled from --json's sessions, by their JSON names:
+'{{.name}}\t{{.state}}\t{{.main_pid}}' (\t and \n as written are a tab
+and a newline, as docker takes them); --format json prints
 each session as one line of JSON.`,
 		Example: `  tether ls
   tether ls -q --filter state=running | xargs -r tether stop
@@ -51,7 +54,7 @@ each session as one line of JSON.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&o.json, "json", false, "print one JSON document")
-	fl.BoolVar(&o.all, "all", false, "every session of this user, stopped ones included")
+	fl.BoolVarP(&o.all, "all", "a", false, "every session of this user, stopped ones and earlier runs included")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print names only, one a line")
 	fl.StringVar(&o.format, "format", "", "print each session by a `TEMPLATE` of --json's fields ({{.name}} {{.exit.code}}), or json for JSON Lines")
 	fl.StringArrayVar(&o.filters, "filter", nil, "keep sessions matching `KEY=VALUE` (state, name, owner, profile, pool, mechanism; repeatable)")
@@ -92,7 +95,7 @@ func (o *lsOptions) run(e *env) error {
 	all := o.all || f.wantsEnded()
 	list := reg.ListLive
 	if all {
-		list = reg.List
+		list = reg.History
 	}
 	recs, errs := list()
 	for _, err := range errs {
@@ -105,14 +108,18 @@ func (o *lsOptions) run(e *env) error {
 		return printJSON(e, map[string]any{"schema_version": 1, "sessions": out})
 	case o.quiet:
 		buf := bufio.NewWriter(e.stdout)
+		seen := map[string]bool{} // -a lists a name's earlier runs too
 		for _, s := range out {
-			fmt.Fprintln(buf, s.Name)
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				fmt.Fprintln(buf, s.Name)
+			}
 		}
 		return buf.Flush()
 	case o.format != "":
 		return printFormat(e, out, lf)
 	}
-	printTable(e, out)
+	printTable(e, out, all)
 	return nil
 }
 
@@ -160,11 +167,17 @@ func selectSessions(e *env, reg *store.Registry, recs []*registry.Record, all bo
 	return live
 }
 
-func printTable(e *env, ss []session.Status) {
+// printTable prints the sessions ss as a table; runs adds each one's run
+// id (its first 12 characters, as docker shows a container's), for ls -a.
+func printTable(e *env, ss []session.Status, runs bool) {
 	buf := bufio.NewWriter(e.stdout)
 	defer buf.Flush()
 	w := tabwriter.NewWriter(buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tSTATE\tPID\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH\tCOMMAND")
+	run := func(s string) string { return "" }
+	if runs {
+		run = func(s string) string { return s + "\t" }
+	}
+	fmt.Fprintln(w, "NAME\t"+run("RUN")+"STATE\tPID\tOWNER\tAGE\tPROCS\tMEM\tCPU\tMECH\tCOMMAND")
 	for _, s := range ss {
 		owner := s.Owner
 		if s.OwnerAlive != nil {
@@ -184,7 +197,7 @@ func printTable(e *env, ss []session.Status) {
 		if s.Live() {
 			procs, cpu = strconv.Itoa(s.Procs), fmt.Sprintf("%.1fs", float64(s.CPUUsec)/1e6)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, stateText(s), pid, owner,
+		fmt.Fprintf(w, "%s\t%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, run(shortRun(s.RunID)), stateText(s), pid, owner,
 			short(time.Duration(s.AgeMS)*time.Millisecond), procs, mem, cpu, s.Mechanism, commandText(s.Argv, 48))
 	}
 	w.Flush()

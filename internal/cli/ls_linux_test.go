@@ -65,8 +65,8 @@ func TestLsAndStatusShowWhatPeopleLookFor(t *testing.T) {
 		t.Fatalf("ls --all has no %s:\n%s", name, table)
 		return nil
 	}
-	if f := row("live"); f[2] != main || f[len(f)-1] != "sl…" {
-		t.Errorf("ls row of live = %q, want its main pid %s and its command cut at 48 runes", f, main)
+	if f := row("live"); f[1] != live.RunID[:12] || f[3] != main || f[len(f)-1] != "sl…" { // NAME RUN STATE PID
+		t.Errorf("ls row of live = %q, want its run id, its main pid %s and its command cut at 48 runes", f, main)
 	}
 	if l := strings.Join(row("done"), " "); !strings.Contains(l, "exited (3) ") || !strings.Contains(l, " ago ") {
 		t.Errorf("ls row of done = %q, want exited (3) … ago", l)

@@ -78,7 +78,7 @@ func TestRunIDEverywhere(t *testing.T) {
 		if code, _, stderr := tetherIn(t, xdg, nil, "stop", name); code != 0 {
 			t.Fatalf("tether stop %s = %d: %s", name, code, stderr)
 		}
-		r, _ := readReceipt(t, filepath.Join(xdg, "tether", "receipts", name+".json"))
+		r, _ := readReceipt(t, statusOf(t, xdg, name).Receipt)
 		checkOrigin(t, r)
 		env, _ := os.ReadFile(envFile)
 		if st.RunID != r.RunID || string(env) != r.RunID {
@@ -103,7 +103,7 @@ func TestRunIDEverywhere(t *testing.T) {
 		if code, _, stderr := tetherIn(t, xdg, nil, "reap"); code != 0 {
 			t.Fatalf("tether reap = %d: %s", code, stderr)
 		}
-		r, _ := readReceipt(t, filepath.Join(xdg, "tether", "receipts", name+".json"))
+		r, _ := readReceipt(t, filepath.Join(xdg, "tether", "receipts", name+"@"+st.RunID+".json"))
 		checkOrigin(t, r)
 		if r.RunID != st.RunID || st.RunID == "" {
 			t.Errorf("reap receipt run_id = %q, want the session's %q", r.RunID, st.RunID)

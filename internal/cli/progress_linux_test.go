@@ -58,12 +58,13 @@ func TestProgressOnTerminal(t *testing.T) {
 
 	mustStart(t, xdg, nil, "-q", "--name", "slow", "--", "sh", "-c", `trap "" TERM; sleep 1000 & wait`)
 	awaitProcs(t, xdg, "slow", 2)
+	slowRun := statusOf(t, xdg, "slow").RunID
 	got = onTerminal(t, xdg, "stop", "--grace", "0.3", "slow")
 	for _, want := range []string{
 		"tether: slow: stop: 2 members in cgroup.procs; SIGTERM (and SIGCONT) sent to 2; waiting up to 300ms for them to exit (^C kills at once)\n",
 		"tether: slow: stop: kill: wrote 1 to cgroup.kill\n",
 		"tether: slow: stopped 2 processes in ",
-		"slow\tstopped (request): 2 processes, the kill needed after the grace; confirmed; receipt " + filepath.Join(xdg, "tether", "receipts", "slow.json") + "\n",
+		"slow\tstopped (request): 2 processes, the kill needed after the grace; confirmed; receipt " + filepath.Join(xdg, "tether", "receipts", "slow@"+slowRun+".json") + "\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("tether stop on a terminal lacks %q:\n%s", want, got)

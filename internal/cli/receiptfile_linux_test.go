@@ -21,17 +21,23 @@ func plantReceiptLink(t *testing.T, xdg, name string) string {
 	if err := os.WriteFile(victim, []byte("not a receipt\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(victim, filepath.Join(xdg, "tether", "receipts", name+".json")); err != nil {
+	if err := os.Symlink(victim, receiptOf(t, xdg, name)); err != nil {
 		t.Fatal(err)
 	}
 	return victim
+}
+
+// receiptOf is where the receipt of session name's newest run goes.
+func receiptOf(t *testing.T, xdg, name string) string {
+	t.Helper()
+	return filepath.Join(xdg, "tether", "receipts", name+"@"+statusOf(t, xdg, name).RunID+".json")
 }
 
 // checkReceiptReplaced checks that the receipt at the session's receipt
 // path is a regular file with a receipt, and that victim was not written.
 func checkReceiptReplaced(t *testing.T, xdg, name, victim string) {
 	t.Helper()
-	p := filepath.Join(xdg, "tether", "receipts", name+".json")
+	p := receiptOf(t, xdg, name)
 	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
 		t.Errorf("receipt %s: %v, %v; want a regular file replacing the link", p, st, err)
 	} else if b, _ := os.ReadFile(p); !json.Valid(b) {

@@ -26,10 +26,13 @@ func bigArgs(n, size int, c string) []string {
 // runtime dir (its claim), record, ended record or log.
 func assertNoSession(t *testing.T, xdg, name string) {
 	t.Helper()
-	for _, p := range []string{"s/" + name, "records/" + name + ".json", "ended/" + name + ".json", "logs/" + name + ".log"} {
+	for _, p := range []string{"s/" + name, "records/" + name + ".json", "ended/" + name + ".json"} {
 		if _, err := os.Lstat(filepath.Join(xdg, "tether", p)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s exists (%v): the refused start created it", p, err)
 		}
+	}
+	if logs, _ := filepath.Glob(filepath.Join(xdg, "tether", "logs", name+"@*")); len(logs) > 0 {
+		t.Errorf("%v exist: the refused start created them", logs)
 	}
 }
 

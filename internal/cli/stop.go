@@ -147,7 +147,7 @@ func printStops(e *env, o *stopOptions, reg *store.Registry, prog *progress, res
 		receipts = append(receipts, r.Receipt)
 		prog.done(r.Name, r.Receipt, true)
 		if !o.asJSON {
-			fmt.Fprintln(e.stdout, stopSummary(r.Name, r.Receipt, reg.ReceiptPath(r.Name)))
+			fmt.Fprintln(e.stdout, stopSummary(r.Name, r.Receipt, reg.ReceiptPath(r.Name, r.Receipt.RunID)))
 		}
 	}
 	if o.asJSON {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -64,7 +65,11 @@ func (f *faultEnv) checkAccounted(before map[string]faultFile, rep *reap.Report)
 			if !a.Done || a.Error != "" || a.Receipt == nil || !a.Receipt.StopConfirmed {
 				t.Errorf("record %s (%s): done %t, error %q, receipt %v; want done with a confirmed stop", name, a.Class, a.Done, a.Error, faultConfirmed(a.Receipt))
 			}
-			b, err := os.ReadFile(filepath.Join(f.state, "receipts", name+".json"))
+			key := name // the receipt of the record's run (issue 27)
+			if ff.rec != nil && store.CheckRunID(ff.rec.RunID) == nil {
+				key += "@" + ff.rec.RunID
+			}
+			b, err := os.ReadFile(filepath.Join(f.state, "receipts", key+".json"))
 			var r receipt.Receipt
 			if err == nil {
 				err = json.Unmarshal(b, &r)

@@ -74,6 +74,9 @@ func Run(reg *store.Registry, o Options) *Report {
 			rep.Actions = append(rep.Actions, res.a)
 		}
 	}
+	if o.Prune > 0 {
+		rep.Actions = append(rep.Actions, pruneEarlier(reg, o)...)
+	}
 	if !o.Quick {
 		rep.Actions = append(rep.Actions, stale(reg, names, o)...)
 		rep.OrphanLeaves = append(orphanLeaves(reg, referenced, o), orphanV1Leaves(referenced, o)...)
@@ -225,14 +228,29 @@ func act(reg *store.Registry, rec *registry.Record, a *Action, o Options) {
 func sweep(reg *store.Registry, rec *registry.Record, o Options) error {
 	err := reg.Release(rec.Name)
 	if o.Prune > 0 && time.Since(rec.UpdatedAt) > o.Prune {
-		for _, p := range append(store.LogFiles(reg.LogPath(rec.Name)), reg.ReceiptPath(rec.Name)) {
-			if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-				err = errors.Join(err, rerr)
-			}
-		}
-		err = errors.Join(err, reg.Delete(rec.Name))
+		_, rerr := reg.RemoveRun(rec.Name, rec.RunID)
+		err = errors.Join(err, rerr)
 	}
 	return err
+}
+
+// pruneEarlier prunes, as --prune asks, the ended runs the records above
+// did not cover: the earlier runs of names used again (issue 27), each
+// name's newest being classified and swept with the rest.
+func pruneEarlier(reg *store.Registry, o Options) []Action {
+	removed, errs := reg.Prune(store.Retention{MaxAge: o.Prune}, time.Now(), o.DryRun)
+	var out []Action
+	for _, rm := range removed {
+		rec := rm.Record
+		if cur, err := reg.Read(rec.Name); o.DryRun && err == nil && cur.RunID == rec.RunID {
+			continue // the newest: planned above
+		}
+		out = append(out, Action{Name: rec.Name, Kind: rec.Kind, Class: Ended, Plan: "delete the earlier run " + rec.RunID + ", its log and receipt (older than --prune)", Done: !o.DryRun})
+	}
+	for _, err := range errs {
+		out = append(out, Action{Class: Unresolvable, Plan: "leave it: an ended record cannot be read", Error: err.Error()})
+	}
+	return out
 }
 
 // supervisorAlive reports whether the record's supervisor is provably

@@ -51,7 +51,7 @@ func finishRecord(reg *store.Registry, rec *registry.Record, why string, r *rece
 			r.Name = rec.Name
 		}
 		b, _ := r.JSON()
-		p, err := reg.WriteReceipt(rec.Name, b)
+		p, err := reg.WriteReceipt(rec.Name, rec.RunID, b)
 		errs = append(errs, err)
 		if err == nil {
 			rec.Receipt = p

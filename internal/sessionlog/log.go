@@ -82,8 +82,9 @@ func Open(path string, max int64, keep int, runID string) (*Log, error) {
 		keep = DefaultKeep
 	}
 	max = maxInt64(max, MinMax)
-	// A name is reused once its session ended: the earlier session's files
-	// go, so none is mistaken for a generation of this one.
+	// Each run has a log of its own (store.LogPath); files at path can
+	// only be a run id's used again (an embedder's): they go, so none is
+	// mistaken for a generation of this one.
 	for _, p := range store.LogFiles(path) {
 		if p != path {
 			os.Remove(p)

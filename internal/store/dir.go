@@ -3,7 +3,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +36,7 @@ func Open(dir string) (*Registry, error) {
 }
 
 // subdirs are the subdirectories of a state directory.
-var subdirs = []string{"records", "ended", "s", "logs", "receipts"}
+var subdirs = []string{"records", "ended", "s", "logs", "receipts", "configs"}
 
 // EnsureDir creates d inside the registry (0700; on Windows with the
 // registry's protected DACL) if missing, then checks it.
@@ -67,24 +66,45 @@ func (r *Registry) endedPath(name string) string {
 	return filepath.Join(r.Dir, "ended", name+".json")
 }
 
-// LogPath returns where a session's output is kept (LogFiles lists it
-// with its rotated generations). Logs outlive the runtime dir.
-func (r *Registry) LogPath(name string) string { return filepath.Join(r.Dir, "logs", name+".log") }
-
-// ReceiptPath returns where a session's stop receipt is kept.
-func (r *Registry) ReceiptPath(name string) string {
-	return filepath.Join(r.Dir, "receipts", name+".json")
+// LogPath returns where the output of the run runID of session name is
+// kept (LogFiles lists it with its rotated generations): each run its
+// own log, so a name used again keeps the earlier runs' (issue 27). Logs
+// outlive the runtime dir.
+func (r *Registry) LogPath(name, runID string) string {
+	return filepath.Join(r.Dir, "logs", runKey(name, runID)+".log")
 }
 
-// WriteReceipt stores the stop receipt of name and returns its path. The
-// write is atomic (readers see the old receipt or the new one, never a
-// torn one, and a failed write leaves the old one), and a file planted in
-// its place is replaced, never written through. Not synced, as records.
-func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
+// ReceiptPath returns where the stop receipt of the run runID of session
+// name is kept.
+func (r *Registry) ReceiptPath(name, runID string) string {
+	return filepath.Join(r.Dir, "receipts", runKey(name, runID)+".json")
+}
+
+// WriteReceipt stores the stop receipt of the run runID of name and
+// returns its path. The write is atomic (readers see the old receipt or
+// the new one, never a torn one, and a failed write leaves the old one),
+// and a file planted in its place is replaced, never written through. Not
+// synced, as records.
+func (r *Registry) WriteReceipt(name, runID string, b []byte) (string, error) {
 	if err := registry.CheckName(name); err != nil {
 		return "", err
 	}
-	return r.ReceiptPath(name), r.replace("receipts", name+".json", b)
+	return r.ReceiptPath(name, runID), r.replace("receipts", runKey(name, runID)+".json", b)
+}
+
+// ConfigPath returns where the configuration an ended run of name was
+// started with (its supervisor's spec) is kept, for tether inspect.
+func (r *Registry) ConfigPath(name, runID string) string {
+	return filepath.Join(r.Dir, "configs", runKey(name, runID)+".json")
+}
+
+// WriteConfig stores the configuration of the run runID of name, as
+// WriteReceipt stores a receipt.
+func (r *Registry) WriteConfig(name, runID string, b []byte) error {
+	if err := registry.CheckName(name); err != nil {
+		return err
+	}
+	return r.replace("configs", runKey(name, runID)+".json", b)
 }
 
 // CheckDir applies the registry's safety rules to a directory inside it.
@@ -201,24 +221,7 @@ func (r *Registry) Read(name string) (*registry.Record, error) {
 }
 
 // readAt reads the record of name in the subdirectory sub.
-func (r *Registry) readAt(sub, name string) (*registry.Record, error) {
-	p := filepath.Join(r.Dir, sub, name+".json")
-	b, err := r.readIn(sub, name+".json", maxRecord)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, registry.Errorf(name, registry.ErrNotFound, "not found")
-	}
-	if err != nil {
-		return nil, err
-	}
-	var rec registry.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", registry.ErrCorrupt, p, err)
-	}
-	if rec.SchemaVersion != registry.SchemaVersion || rec.Name != name {
-		return nil, fmt.Errorf("%w: %s: schema %d, name %q", registry.ErrCorrupt, p, rec.SchemaVersion, rec.Name)
-	}
-	return &rec, nil
-}
+func (r *Registry) readAt(sub, name string) (*registry.Record, error) { return r.readStem(sub, name) }
 
 // List reads every record, live and ended, sorted by name. Records that
 // cannot be read are returned as errors beside the good ones.
@@ -244,7 +247,8 @@ func (r *Registry) Names(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e, ".json"); ok && !strings.HasPrefix(n, ".") {
+		// NAME@RUNID.json: an earlier run of NAME (history.go), not a name.
+		if n, ok := strings.CutSuffix(e, ".json"); ok && !strings.HasPrefix(n, ".") && !strings.Contains(n, "@") {
 			names = append(names, n)
 		}
 	}

@@ -21,13 +21,13 @@ func Open(dir string) (*Registry, error) { return nil, errors.ErrUnsupported }
 func (r *Registry) Close() error { return errors.ErrUnsupported }
 
 // LogPath is not implemented on this system.
-func (r *Registry) LogPath(name string) string { return "" }
+func (r *Registry) LogPath(name, runID string) string { return "" }
 
 // ReceiptPath is not implemented on this system.
-func (r *Registry) ReceiptPath(name string) string { return "" }
+func (r *Registry) ReceiptPath(name, runID string) string { return "" }
 
 // WriteReceipt is not implemented on this system.
-func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
+func (r *Registry) WriteReceipt(name, runID string, b []byte) (string, error) {
 	return "", errors.ErrUnsupported
 }
 

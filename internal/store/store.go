@@ -8,15 +8,19 @@
 // Layout under the state directory (all 0700, owned by the user, never a
 // symlink, checked on every open):
 //
-//	records/NAME.json   the record of a session or run that may have processes
-//	ended/NAME.json     the record once it has ended (history: not scanned
-//	                    by reap or ls unless asked)
-//	s/NAME/             the session's runtime dir: tmp/, sock/, spec.json
-//	logs/NAME.log       its output (bounded: rotated to NAME.log.1, .2, …)
-//	receipts/NAME.json  its stop receipt
+//	records/NAME.json          the record of a session or run that may have processes
+//	ended/NAME.json            the record once it has ended (history: not
+//	                           scanned by reap or ls unless asked)
+//	ended/NAME@RUNID.json      an earlier run of NAME (a name used again)
+//	s/NAME/                    the session's runtime dir: tmp/, sock/, spec.json
+//	logs/NAME@RUNID.log        a run's output (bounded: rotated to .log.1, .2, …)
+//	receipts/NAME@RUNID.json   a run's stop receipt
+//	configs/NAME@RUNID.json    what an ended run was started with (inspect)
 //
 // A name is claimed by creating s/NAME exclusively; it is free again once
-// the session is stopped and its runtime dir removed.
+// the session is stopped and its runtime dir removed. Each run keeps its
+// own files until tether rm or prune removes them, or the retention bound
+// (Retention, applied as sessions end) does.
 package store
 
 import (

@@ -212,3 +212,13 @@ func (r *Registry) readDirNames(sub string) (names []string, err error) {
 	})
 	return names, err
 }
+
+// rename renames from to to in the held directory sub (replacing to).
+func (r *Registry) rename(sub, from, to string) error {
+	return r.at(sub, func(dirfd int) error {
+		if err := unix.Renameat(dirfd, from, dirfd, to); err != nil {
+			return &os.LinkError{Op: "rename", Old: filepath.Join(r.Dir, sub, from), New: filepath.Join(r.Dir, sub, to), Err: err}
+		}
+		return nil
+	})
+}

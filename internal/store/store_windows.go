@@ -89,3 +89,8 @@ func (r *Registry) readDirNames(sub string) ([]string, error) {
 	defer f.Close()
 	return f.Readdirnames(-1)
 }
+
+// rename renames from to to in the directory sub (replacing to).
+func (r *Registry) rename(sub, from, to string) error {
+	return os.Rename(filepath.Join(r.Dir, sub, from), filepath.Join(r.Dir, sub, to))
+}

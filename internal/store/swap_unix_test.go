@@ -110,7 +110,7 @@ func TestLaterSwapRedirectsNothing(t *testing.T) {
 		{"Write live", func() error { return r.Write(rec("web", registry.StateRunning)) }},
 		{"Write ended", func() error { return r.Write(rec("web", registry.StateStopped)) }},
 		{"Create", func() error { return r.Create(rec("run-1", registry.StateRunning)) }},
-		{"WriteReceipt", func() error { _, err := r.WriteReceipt("web", []byte("{}")); return err }},
+		{"WriteReceipt", func() error { _, err := r.WriteReceipt("web", "", []byte("{}")); return err }},
 		{"Delete", func() error { return r.Delete("old") }},
 		{"Claim", func() error { _, err := r.Claim("new"); return err }},
 		{"Release", func() error { return r.Release("gone") }},
