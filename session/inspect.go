@@ -48,6 +48,9 @@ type Config struct {
 	Pool             string      `json:"pool,omitempty"`
 	LogMaxBytes      int64       `json:"log_max_bytes"`
 	LogKeep          int         `json:"log_keep"`
+	Max              int         `json:"max,omitempty"`
+	Ready            []string    `json:"ready,omitempty"`
+	ReadyTimeoutMS   int64       `json:"ready_timeout_ms,omitempty"`
 }
 
 // Runs returns the runs of session name on record, newest first: the
@@ -104,6 +107,7 @@ func configOf(s *supervisorSpec) *Config {
 		TTLMS: s.TTL.Milliseconds(), GraceMS: s.Grace.Milliseconds(), KillWaitMS: s.KillWait.Milliseconds(),
 		StopSignal: s.StopSignal, Mechanism: s.Mechanism, CgroupParent: s.CgroupParent, Limits: s.Limits,
 		BestEffortLimits: s.BestEffortLimits, Pool: s.Pool, LogMaxBytes: s.LogMax, LogKeep: s.LogKeep,
+		Max: s.Max, Ready: s.Ready, ReadyTimeoutMS: s.ReadyTimeout.Milliseconds(),
 	}
 	if cfg.StopSignal == "" {
 		cfg.StopSignal = "SIGTERM"

@@ -65,6 +65,12 @@ func decodeSpec(b []byte, name string) (*supervisorSpec, error) {
 	if s.StopSignal != "" && signalNum(s.StopSignal) == 0 {
 		bad("stop signal %q", s.StopSignal)
 	}
+	if s.Max < 0 || s.ReadyTimeout < 0 {
+		bad("a negative max or ready timeout")
+	}
+	if err := ParseReady(s.Ready); err != nil {
+		errs = append(errs, err)
+	}
 	if s.Pool != "" && registry.CheckPool(s.Pool) != nil {
 		bad("pool %q", s.Pool)
 	}

@@ -46,6 +46,11 @@ type supervisorSpec struct {
 	Pool             string        `json:"pool,omitempty"`
 	LogMax           int64         `json:"log_max"`
 	LogKeep          int           `json:"log_keep,omitempty"`
+	// Max, Ready and ReadyTimeout are the start's, which the supervisor
+	// does not use: kept so that a restart starts the same session.
+	Max          int           `json:"max,omitempty"`
+	Ready        []string      `json:"ready,omitempty"`
+	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
 }
 
 // readyReport is the supervisor's one-line report to Start.

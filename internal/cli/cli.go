@@ -115,7 +115,7 @@ var subcommands = []struct {
 	make func(*env) *cobra.Command
 }{
 	{"run", newRunCmd}, {"start", newStartCmd}, {"ls", newLsCmd}, {"status", newStatusCmd}, {"inspect", newInspectCmd},
-	{"stop", newStopCmd}, {"kill", newKillCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd},
+	{"stop", newStopCmd}, {"restart", newRestartCmd}, {"kill", newKillCmd}, {"logs", newLogsCmd}, {"wait", newWaitCmd},
 	{"rm", newRmCmd}, {"prune", newPruneCmd}, {"reap", newReapCmd},
 	{"exec", newExecCmd}, {"env", newEnvCmd}, {"doctor", newDoctorCmd}, {"mcp", newMCPCmd},
 }
