@@ -57,6 +57,9 @@ func TestRestart(t *testing.T) {
 	if !strings.Contains(strings.Join(second.Config.Env, "\n"), "FOO=bar") {
 		t.Errorf("after restart the environment lacks FOO=bar")
 	}
+	if _, text, _ := tetherIn(t, xdg, nil, "status", "web"); !strings.Contains(text, "\nrun:        "+second.RunID+"\n") {
+		t.Errorf("tether status web does not show the new run's id %s:\n%s", second.RunID, text)
+	}
 	if code, out, _ := tetherIn(t, xdg, nil, "logs", "--run", first.RunID, "web"); code != 0 || out != "ready bar\n" {
 		t.Errorf("tether logs --run <first> web = %d, %q; want the first run's log kept", code, out)
 	}

@@ -84,7 +84,7 @@ func verdict(client *session.Client, rec *registry.Record) string {
 }
 
 func printStatus(w io.Writer, s session.Status, verdict string) {
-	fmt.Fprintf(w, "name:       %s\nstate:      %s\ncommand:    %q\n", s.Name, stateText(s), s.Argv)
+	fmt.Fprintf(w, "name:       %s\nrun:        %s\nstate:      %s\ncommand:    %q\n", s.Name, or(s.RunID, "-"), stateText(s), s.Argv)
 	if s.MainPID > 0 {
 		fmt.Fprintf(w, "main pid:   %d\n", s.MainPID)
 	}
