@@ -262,6 +262,7 @@ time.sleep(1000)`, port)
 			{"start", map[string]any{"command": []string{"sleep", "1"}, "ready": []string{"http://x"}}, "tcp:[HOST:]PORT"},
 			{"stop", map[string]any{"name": "nosuch"}, "nosuch"},
 			{"logs", map[string]any{"name": "nosuch"}, "nosuch"},
+			{"logs", map[string]any{"name": "web", "run": "0000ffff"}, "0000ffff"},
 		} {
 			r := call(t, cs, c.tool, c.args, nil)
 			if !r.IsError || !strings.Contains(textOf(r), c.want) {

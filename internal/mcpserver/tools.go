@@ -277,6 +277,7 @@ type LogsIn struct {
 	Tail  int    `json:"tail,omitempty" jsonschema:"the last N lines (default 200; -1: all, bounded to 32 KiB)"`
 	Since string `json:"since,omitempty" jsonschema:"only lines newer than this: a duration (10m) or an RFC 3339 time"`
 	Grep  string `json:"grep,omitempty" jsonschema:"only lines matching this regular expression"`
+	Run   string `json:"run,omitempty" jsonschema:"an earlier run of the name: its run id or a prefix only one run has (default: the newest)"`
 }
 
 // TextOut is a bounded text result.
@@ -287,7 +288,7 @@ type TextOut struct {
 
 func (t *tools) logs(ctx context.Context, _ *mcp.CallToolRequest, in LogsIn) (*mcp.CallToolResult, TextOut, error) {
 	var out TextOut
-	o := session.LogOptions{Tail: in.Tail}
+	o := session.LogOptions{Tail: in.Tail, Run: in.Run}
 	if o.Tail == 0 {
 		o.Tail = 200
 	}
