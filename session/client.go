@@ -259,7 +259,7 @@ func (c *Client) Env(name string) ([]string, error) {
 	if !rec.Live() {
 		return nil, registry.Errorf(rec.Name, ErrEnded, "has ended (%s): its environment is gone", rec.State)
 	}
-	return recordEnv(rec), nil
+	return recordEnv(c.reg, rec), nil
 }
 
 // Family returns the live sessions the named one owns, directly or

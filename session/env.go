@@ -3,8 +3,10 @@ package session
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -32,12 +34,26 @@ func ownEnv(name, rt, profile, runID string) map[string]string {
 	return own
 }
 
-// recordEnv returns the variables tether set in the session's environment, as
-// sorted KEY=VALUE pairs: what reaches the session's daemons (`tether
-// env`), and what `tether exec` sets over the caller's environment.
-func recordEnv(rec *registry.Record) []string {
+// namingVars are the variables that name a session: a caller cannot set
+// them (Options.Set), for tether finds the session by them.
+var namingVars = []string{"TETHER_SESSION", "TETHER_SESSION_DIR", contain.RunIDEnv}
+
+// recordEnv returns the variables tether set in the live session's
+// environment, as sorted KEY=VALUE pairs: what reaches the session's
+// daemons (`tether env`), and what `tether exec` sets over the caller's
+// environment. A value the session's start was given over tether's own
+// (Options.Set: TMPDIR=…) is the one its spec holds.
+func recordEnv(reg *store.Registry, rec *registry.Record) []string {
+	own := ownEnv(rec.Name, rec.RuntimeDir, rec.Profile, rec.RunID)
+	if spec, err := readSpec(reg, rec); err == nil && spec.RunID == rec.RunID {
+		for _, kv := range spec.Env {
+			if k, v, _ := strings.Cut(kv, "="); own[k] != "" && !slices.Contains(namingVars, k) {
+				own[k] = v
+			}
+		}
+	}
 	var env []string
-	for k, v := range ownEnv(rec.Name, rec.RuntimeDir, rec.Profile, rec.RunID) {
+	for k, v := range own {
 		env = append(env, k+"="+v)
 	}
 	slices.Sort(env)

@@ -167,7 +167,7 @@ func execIn(reg *store.Registry, name string, o ExecOptions, stdio [3]*os.File, 
 	if !rec.Live() {
 		return failed, registry.Errorf(name, ErrEnded, "%s", endedHow(rec))
 	}
-	env := overlay(overlay(withoutMarker(o.Env), recordEnv(rec)), o.Set)
+	env := overlay(overlay(withoutMarker(o.Env), recordEnv(reg, rec)), o.Set)
 	path, err := execpath.Look(o.Argv[0], env, o.Dir)
 	if err != nil {
 		return failed, &StartError{Code: contain.StartErrorCode(err), Err: err}

@@ -138,7 +138,7 @@ func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options
 		}
 		r.checks = append(r.checks, ch)
 	}
-	for _, kv := range append(slices.Clone(o.Env), recordEnv(rec)...) {
+	for _, kv := range append(slices.Clone(o.Env), recordEnv(c.reg, rec)...) {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			r.env[k] = v
 		}

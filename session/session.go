@@ -83,6 +83,11 @@ type Options struct {
 	Argv []string // the command
 	Env  []string // the caller's environment (nil: os.Environ())
 	Dir  string   // working directory (empty: the caller's)
+	// Set holds KEY=VALUE pairs that stand over the variables tether sets
+	// for the session (TMPDIR, the profile's): a caller's explicit value
+	// wins (tether start -e). TETHER_SESSION, TETHER_SESSION_DIR and
+	// TETHER_RUN_ID name the session and are refused (ErrBadOptions).
+	Set []string
 	// RunID names the session in its record, its receipt and its
 	// command's environment (TETHER_RUN_ID). Empty: a new one.
 	RunID string

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -350,7 +351,12 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 	for k, v := range own {
 		env = append(env, k+"="+v)
 	}
-	return env, nil
+	for _, kv := range o.Set {
+		if k := key(kv); slices.Contains(namingVars, k) {
+			return nil, badOption("%s is tether's: it names the session", k)
+		}
+	}
+	return overlay(env, o.Set), nil
 }
 
 // makeProfileDirs creates in the claimed runtime dir rt the directories

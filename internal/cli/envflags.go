@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -48,6 +49,10 @@ func (f *commandFlags) environ(base []string) ([]string, error) {
 	return mergeEnv(base, set), nil
 }
 
+// tethersVars name a run or session: tether sets them, and finds its
+// runs and sessions by them, so a caller's value would be a lie.
+var tethersVars = []string{"TETHER_SESSION", "TETHER_SESSION_DIR", "TETHER_RUN_ID"}
+
 // envVars reads the --env-file files, then the --env values, in that
 // order (a later one wins), checking each.
 func envVars(files, env []string) ([]string, error) {
@@ -64,6 +69,11 @@ func envVars(files, env []string) ([]string, error) {
 			return nil, fmt.Errorf("--env %q: want KEY=VALUE, KEY a letter or _ followed by letters, digits or _", kv)
 		}
 		set = append(set, kv)
+	}
+	for _, kv := range set {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(tethersVars, k) {
+			return nil, fmt.Errorf("%s: tether sets %s (it names the run or session); use another name", kv, k)
+		}
 	}
 	return set, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/execpath"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/limits"
@@ -225,6 +226,13 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 // command is the run's contain.Cmd, recorded in reg (nil: no record).
 func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd {
 	c := contain.Command(p.args[0], p.args[1:]...)
+	if p.env != nil {
+		// Found on the PATH the command gets (-e PATH=…), not tether's.
+		c.Path, c.Err = execpath.Look(p.args[0], p.env, "")
+		if c.Err != nil {
+			c.Path = p.args[0]
+		}
+	}
 	c.Env, c.StopSignal = p.env, p.sig
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
 	c.Mechanism = p.mech

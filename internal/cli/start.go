@@ -144,12 +144,34 @@ func runStart(e *env, f *startFlags, args []string) error {
 		for _, c := range rec.Caveats {
 			e.warnf("note: session %q %s", rec.Name, c)
 		}
+		noteOverrides(e, client, rec.Name, o.Set)
 	}
 	if f.json {
 		return printJSON(e, session.StatusOf(rec))
 	}
 	fmt.Fprintln(e.stdout, rec.Name)
 	return nil
+}
+
+// noteOverrides says which of the values the caller set stand over a
+// variable tether sets for the session (TMPDIR, the profile's): theirs
+// wins, and tether says so rather than silently.
+func noteOverrides(e *env, client *session.Client, name string, set []string) {
+	if len(set) == 0 {
+		return
+	}
+	vars, err := client.Env(name)
+	if err != nil {
+		return
+	}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		for _, v := range vars {
+			if strings.HasPrefix(v, k+"=") {
+				e.warnf("note: %s as given stands over the session's own", kv)
+			}
+		}
+	}
 }
 
 // options checks start's flags and resolves them into the session's
@@ -194,10 +216,11 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 	if err != nil {
 		return o, err
 	}
+	set, _ := envVars(f.envFiles, f.env) // checked by environ
 	o = session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
-		Env: cmdEnv, StopSignal: sig,
+		Env: cmdEnv, Set: set, StopSignal: sig,
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 		LogMax: logMax, LogKeep: f.logKeep,
 		Ready: f.ready, ReadyTimeout: f.readyTimeout,
