@@ -189,6 +189,14 @@ type Cmd struct {
 	// member before the grace (0: SIGTERM), as timeout -s and systemd's
 	// KillSignal= choose it. The receipt records it (Stop.Signal).
 	StopSignal syscall.Signal
+	// StopExec, if set, is a command run at the start of every stop,
+	// before StopSignal, to end the group through its own protocol (tmux
+	// kill-server, playwright-cli close): contained itself (a run of its
+	// own, nothing it starts is left), with Env, in Dir, bounded by the
+	// grace. A group it empties gets no signal; whatever it does, the
+	// stop protocol follows to its confirmed end. The receipt's
+	// stop-exec step holds its exit code and output's tail.
+	StopExec []string
 	// UntilEmpty keeps the group after the main process exits, until it is
 	// empty by itself, Stop, or the timeout: for commands that daemonize
 	// and return at once (tmux new -d). By default the main process's exit

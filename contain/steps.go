@@ -9,7 +9,11 @@ import (
 // policy is the stop policy in force: the stop signal, the grace as
 // SetGrace leaves it, the cut of a second stop request, the kill wait.
 func (c *Cmd) policy() stop.Policy {
-	return stop.Policy{Signal: c.StopSignal, GraceNow: c.graceNow, Skip: c.skipCh, KillWait: c.killWaitNow()}
+	p := stop.Policy{Signal: c.StopSignal, GraceNow: c.graceNow, Skip: c.skipCh, KillWait: c.killWaitNow()}
+	if len(c.StopExec) > 0 {
+		p.Exec = c.runStopExec
+	}
+	return p
 }
 
 // stopLog is a fresh log for a stop beginning now, whose steps go to

@@ -99,6 +99,12 @@ func (p *jobProtocol) Wait(d time.Duration) (bool, string, error) {
 	return false, fmt.Sprintf("%d processes in the job", n), err
 }
 
+// WaitQuiet waits up to d for the job to be empty, signalling nothing.
+func (p *jobProtocol) WaitQuiet(d time.Duration) bool {
+	empty, err := p.j.waitEmpty(d, nil)
+	return empty && err == nil
+}
+
 // Kill terminates the job and waits for the kernel to report it empty.
 func (p *jobProtocol) Kill(_ *stop.Log, killWait time.Duration) bool {
 	at := time.Now()

@@ -205,7 +205,7 @@ type Stop struct {
 
 // Step is one step of the stop protocol.
 type Step struct {
-	Name string `json:"name"` // term, grace, kill, kill-wait, reap, remove
+	Name string `json:"name"` // stop-exec, term, grace, kill, kill-wait, reap, remove
 	// At is when the step ended, except for kill, where it is when the
 	// kill phase began. ElapsedMS is At relative to the protocol's start.
 	At        time.Time `json:"at"`
@@ -214,6 +214,20 @@ type Step struct {
 	Observed string `json:"observed"`
 	Members  int    `json:"members,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// StopExec is what the stop-exec step ran, and how it ended.
+	StopExec *StopExec `json:"stop_exec,omitempty"`
+}
+
+// StopExec is a command run at the start of a stop to end the group
+// through its own protocol (tether run/start --stop-exec: tmux
+// kill-server), before any signal.
+type StopExec struct {
+	Argv []string `json:"argv"`
+	// ExitCode is its exit status (128+n for signal n); 124 when the grace
+	// ran out first and it was killed; 125-127 when it could not run.
+	ExitCode int `json:"exit_code"`
+	// Output is the tail of its stdout and stderr, interleaved.
+	Output string `json:"output"`
 }
 
 // Evidence is what StopConfirmed rests on.

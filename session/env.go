@@ -34,6 +34,14 @@ func ownEnv(name, rt, profile, runID string) map[string]string {
 	return own
 }
 
+// profileStopExec is each profile's stop-exec: its daemon's own way to
+// end, reaching the session's own daemon through the variables ownEnv
+// sets.
+var profileStopExec = map[string][]string{
+	"tmux":       {"tmux", "kill-server"},
+	"playwright": {"playwright-cli", "close-all"},
+}
+
 // namingVars are the variables that name a session: a caller cannot set
 // them (Options.Set), for tether finds the session by them.
 var namingVars = []string{"TETHER_SESSION", "TETHER_SESSION_DIR", contain.RunIDEnv}

@@ -41,6 +41,7 @@ type Config struct {
 	GraceMS          int64       `json:"grace_ms"`
 	KillWaitMS       int64       `json:"kill_wait_ms"`
 	StopSignal       string      `json:"stop_signal"`
+	StopExec         []string    `json:"stop_exec,omitempty"`
 	Mechanism        string      `json:"mechanism,omitempty"`
 	CgroupParent     string      `json:"cgroup_parent,omitempty"`
 	Limits           limits.Spec `json:"limits"`
@@ -105,7 +106,7 @@ func configOf(s *supervisorSpec) *Config {
 	cfg := &Config{
 		Argv: s.Argv, Env: s.Env, Dir: s.Dir, Owner: s.Owner, Profile: s.Profile, Until: s.Until,
 		TTLMS: s.TTL.Milliseconds(), GraceMS: s.Grace.Milliseconds(), KillWaitMS: s.KillWait.Milliseconds(),
-		StopSignal: s.StopSignal, Mechanism: s.Mechanism, CgroupParent: s.CgroupParent, Limits: s.Limits,
+		StopSignal: s.StopSignal, StopExec: s.StopExec, Mechanism: s.Mechanism, CgroupParent: s.CgroupParent, Limits: s.Limits,
 		BestEffortLimits: s.BestEffortLimits, Pool: s.Pool, LogMaxBytes: s.LogMax, LogKeep: s.LogKeep,
 		Max: s.Max, Ready: s.Ready, ReadyTimeoutMS: s.ReadyTimeout.Milliseconds(),
 	}

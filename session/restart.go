@@ -66,7 +66,10 @@ func optionsOf(s *supervisorSpec) Options {
 		TTL: s.TTL, Pool: s.Pool, Max: s.Max, Grace: s.Grace, KillWait: s.KillWait,
 		Mechanism: s.Mechanism, CgroupParent: s.CgroupParent, Limits: s.Limits,
 		BestEffortLimits: s.BestEffortLimits, LogMax: s.LogMax, LogKeep: s.LogKeep,
-		Ready: s.Ready, ReadyTimeout: s.ReadyTimeout, Owner: s.Owner,
+		Ready: s.Ready, ReadyTimeout: s.ReadyTimeout, Owner: s.Owner, StopExec: s.StopExec,
+	}
+	if o.StopExec == nil {
+		o.StopExec = []string{} // none, as the spec says: not the profile's
 	}
 	if s.StopSignal != "" {
 		o.StopSignal = syscall.Signal(signalNum(s.StopSignal))

@@ -102,6 +102,12 @@ type Options struct {
 	Max     int // with Pool: at most this many live sessions
 
 	Grace, KillWait time.Duration
+	// StopExec is run at the start of every stop of the session, before
+	// StopSignal, to end it through its own protocol (contain.Cmd's
+	// StopExec). Nil: the profile's — "tmux" runs tmux kill-server (its
+	// own server, by TMUX_TMPDIR), "playwright" playwright-cli close-all
+	// (its own browsers, by PWTEST_SOCKETS_DIR); empty, not nil: none.
+	StopExec []string
 	// StopSignal is the first signal of the session's stop protocol (0:
 	// SIGTERM), whoever stops it: tether stop, its owner's death, its TTL,
 	// or tether reap after its supervisor died.

@@ -123,7 +123,10 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax, LogKeep: o.LogKeep,
-		Max: o.Max, Ready: o.Ready, ReadyTimeout: o.ReadyTimeout,
+		Max: o.Max, Ready: o.Ready, ReadyTimeout: o.ReadyTimeout, StopExec: o.StopExec,
+	}
+	if o.StopExec == nil {
+		spec.StopExec = profileStopExec[o.Profile]
 	}
 	if o.StopSignal != 0 {
 		spec.StopSignal = signalName(o.StopSignal)

@@ -157,6 +157,7 @@ func (s *supervisor) command() *contain.Cmd {
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
 	c.Progress, s.closeProgress = openProgress(s.w.rec.RuntimeDir)
 	c.StopSignal = signalNum(spec.StopSignal) // 0 (SIGTERM) when empty
+	c.StopExec = spec.StopExec
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
 	c.Limits, c.BestEffortLimits = spec.Limits, spec.BestEffortLimits

@@ -39,6 +39,7 @@ type supervisorSpec struct {
 	Grace            time.Duration `json:"grace"`
 	KillWait         time.Duration `json:"kill_wait"`
 	StopSignal       string        `json:"stop_signal,omitempty"` // SIGUSR1; empty: SIGTERM
+	StopExec         []string      `json:"stop_exec"`             // null: none
 	Mechanism        string        `json:"mechanism,omitempty"`
 	CgroupParent     string        `json:"cgroup_parent,omitempty"`
 	Limits           limits.Spec   `json:"limits"`

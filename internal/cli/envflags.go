@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ type commandFlags struct {
 	signal   string
 	env      []string
 	envFiles []string
+	stopExec *string // --stop-exec, nil when not given
 }
 
 const envFileHelp = `FILE of KEY=VALUE lines for the command's environment (repeatable): blank
@@ -30,6 +32,24 @@ func (f *commandFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.signal, "signal", "TERM", "first signal of the stop protocol, sent to every member before the grace (`SIG`: TERM, INT, HUP, USR1, a number; as timeout -s)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "set `KEY=VALUE` in the command's environment (repeatable; after --env-file)")
 	fl.StringArrayVar(&f.envFiles, "env-file", nil, envFileHelp)
+	fl.Func("stop-exec", "run `CMD` (sh -c) at the start of every stop, before the stop signal, to end the group its own way (tmux kill-server); contained, bounded by the grace, in the receipt's steps; '' for none (a profile sets one)", func(v string) error {
+		f.stopExec = &v
+		return nil
+	})
+}
+
+// stopExecArgv is --stop-exec as a command: nil when not given (a
+// session's profile then chooses), empty for '' (none).
+func (f *commandFlags) stopExecArgv() []string {
+	switch {
+	case f.stopExec == nil:
+		return nil
+	case *f.stopExec == "":
+		return []string{}
+	case runtime.GOOS == "windows":
+		return []string{"cmd.exe", "/c", *f.stopExec}
+	}
+	return []string{"/bin/sh", "-c", *f.stopExec}
 }
 
 // stopSignal parses --signal.

@@ -36,7 +36,7 @@ func flagValues(e *env) map[string]cobra.CompletionFunc {
 		"ready": cobra.FixedCompletions([]cobra.Completion{"tcp:", "unix:", "file:", "log:", "exec:"},
 			cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace),
 		// Names.
-		"name": none, "env": none,
+		"name": none, "env": none, "stop-exec": none,
 		"owner": completeOwner(e),
 		"pool":  completePools(e),
 	}

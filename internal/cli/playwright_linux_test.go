@@ -54,7 +54,11 @@ func TestSessionPlaywright(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, ".playwright", "cli.config.json"), []byte(playwrightConfig), 0o600)
 	scratch := filepath.Join(base, "scratch")
 	os.Mkdir(scratch, 0o700)
-	env := []string{"TMPDIR=" + scratch, "HOME=" + base, "XDG_CACHE_HOME=" + filepath.Join(base, "cache"), "NO_UPDATE_NOTIFIER=1", "PW=" + pw}
+	pwDir, _ := filepath.Abs(filepath.Dir(pw))
+	// playwright-cli on the session's PATH: --profile playwright's stop runs
+	// playwright-cli close-all.
+	env := []string{"TMPDIR=" + scratch, "HOME=" + base, "XDG_CACHE_HOME=" + filepath.Join(base, "cache"), "NO_UPDATE_NOTIFIER=1", "PW=" + pw,
+		"PATH=" + pwDir + ":" + os.Getenv("PATH")}
 
 	cmd, _, stderr := tetherCmd(t, "start", "--name", "pw", "--profile", "playwright", "--until", "empty", "--owner", "none",
 		"--", "sh", "-c", `"$PW" open about:blank`)
@@ -108,10 +112,13 @@ func TestSessionPlaywright(t *testing.T) {
 	}
 	s = statusOf(t, xdg, "pw")
 	r, _ := readReceipt(t, s.Receipt)
-	// Members counted at the term step: node, chromium and its helpers
-	// (members_seen can be lower: a member may exit before its pidfd opens).
-	if !r.StopConfirmed || len(r.Stop.Steps) == 0 || r.Stop.Steps[0].Members < 3 {
+	// The profile's stop: playwright-cli close-all, first, and it worked;
+	// the stop protocol follows for whatever it left.
+	if !r.StopConfirmed || len(r.Stop.Steps) < 2 || r.Stop.Steps[0].StopExec == nil ||
+		strings.Join(r.Stop.Steps[0].StopExec.Argv, " ") != "playwright-cli close-all" || r.Stop.Steps[0].StopExec.ExitCode != 0 {
 		t.Errorf("receipt: confirmed %t, steps %+v", r.StopConfirmed, r.Stop.Steps)
+	} else {
+		t.Logf("stop: %s; then %s: %s", r.Stop.Steps[0].Observed, r.Stop.Steps[1].Name, r.Stop.Steps[1].Observed)
 	}
 	for _, p := range []string{"node", "chromium", "chrome_crashpad"} {
 		for pid, argv := range marked(marker(t)) {

@@ -234,6 +234,7 @@ func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd
 		}
 	}
 	c.Env, c.StopSignal = p.env, p.sig
+	c.StopExec = f.stopExecArgv()
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
 	c.Mechanism = p.mech
 	c.CgroupParent = f.cgroupParent

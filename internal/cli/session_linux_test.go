@@ -160,22 +160,22 @@ func TestSessionTmuxOutlivesScratch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tether stop = %d: %s", code, stderr)
 	}
-	// The term step saw the server and its pane (members_seen may count
-	// one: the server can end its pane before the pane's pidfd is opened).
+	// The profile's stop-exec, tmux kill-server, ended the server and its
+	// pane: no member was left to signal.
 	var doc struct {
 		Receipts []struct {
 			Name          string `json:"name"`
 			StopConfirmed bool   `json:"stop_confirmed"`
 			Stop          struct {
 				Steps []struct {
-					Name    string `json:"name"`
-					Members int    `json:"members"`
+					Name     string `json:"name"`
+					Observed string `json:"observed"`
 				} `json:"steps"`
 			} `json:"stop"`
 		} `json:"receipts"`
 	}
 	if err := json.Unmarshal([]byte(stopOut), &doc); err != nil || len(doc.Receipts) != 1 || !doc.Receipts[0].StopConfirmed || doc.Receipts[0].Name != name ||
-		len(doc.Receipts[0].Stop.Steps) == 0 || doc.Receipts[0].Stop.Steps[0].Name != "term" || doc.Receipts[0].Stop.Steps[0].Members < 2 {
+		len(doc.Receipts[0].Stop.Steps) < 2 || doc.Receipts[0].Stop.Steps[0].Name != "stop-exec" || !strings.Contains(doc.Receipts[0].Stop.Steps[0].Observed, "the group ended on it") {
 		t.Errorf("stop receipts = %s (%v)", stopOut, err)
 	}
 	assertNoSurvivors(t)

@@ -220,7 +220,7 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 	o = session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
-		Env: cmdEnv, Set: set, StopSignal: sig,
+		Env: cmdEnv, Set: set, StopSignal: sig, StopExec: f.stopExecArgv(),
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 		LogMax: logMax, LogKeep: f.logKeep,
 		Ready: f.ready, ReadyTimeout: f.readyTimeout,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/crash"
+	"github.com/tether-run/tether/receipt"
 )
 
 // Group is a group of processes as the stop protocol sees it, whatever
@@ -56,6 +57,21 @@ type Policy struct {
 	// KillWait bounds the wait for emptiness after the kill and,
 	// separately, the confirmation.
 	KillWait time.Duration
+	// Exec, if set, is run first, before any signal, to end the group
+	// through its own protocol (--stop-exec: tmux kill-server), by the
+	// deadline the grace sets; if it succeeds, the group then has what is
+	// left of that grace to end on it before the stop signal (where the
+	// group can be watched without signalling: a Quiet group). The
+	// signal's grace is a grace of its own.
+	Exec func(deadline time.Time) *receipt.StopExec
+}
+
+// Quiet is a Group that can wait for its members to exit without
+// signalling any (a cgroup leaf, a Job Object): after Policy.Exec, a
+// group that ends on it is never sent the stop signal. The process-tree
+// walks signal the members they find, so they go on to Term at once.
+type Quiet interface {
+	WaitQuiet(d time.Duration) (empty bool)
 }
 
 // NoGrace is the grace of a stop that kills at once.
@@ -80,6 +96,9 @@ func Drive(g Group, p Policy, l *Log) bool {
 	if l.T0.IsZero() {
 		l.T0 = time.Now()
 	}
+	if p.Exec != nil {
+		stopExec(g, p, l)
+	}
 	empty, wait := g.Term(l, p.Signal)
 	crash.Point("stop-after-term")
 	switch {
@@ -100,6 +119,28 @@ func Drive(g Group, p Policy, l *Log) bool {
 	crash.Point("stop-before-reap")
 	g.Confirm(l, time.Now().Add(p.KillWait))
 	return empty
+}
+
+// stopExec runs p.Exec within the grace and records it. A Quiet group
+// then has what is left of that grace to end on it, if the command
+// succeeded; the stop signal that follows has a grace of its own.
+func stopExec(g Group, p Policy, l *Log) {
+	gr := p.Grace
+	if p.GraceNow != nil {
+		gr = p.GraceNow()
+	}
+	began := time.Now()
+	x := p.Exec(began.Add(max(gr, 0)))
+	obs := fmt.Sprintf("%q exited %d", x.Argv, x.ExitCode)
+	if q, ok := g.(Quiet); ok && gr > 0 && x.ExitCode == 0 {
+		if q.WaitQuiet(max(time.Until(began.Add(gr)), 0)) {
+			obs += "; the group ended on it"
+		} else {
+			obs += "; members left after it"
+		}
+	}
+	l.Step("stop-exec", obs, 0, nil)
+	l.Steps[len(l.Steps)-1].StopExec = x
 }
 
 // grace waits up to the grace in force for g to be empty.

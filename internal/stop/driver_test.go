@@ -184,3 +184,70 @@ func TestDriveGrace(t *testing.T) {
 		}
 	})
 }
+
+// quietGroup is a fakeGroup that can be watched without a signal, and
+// whose members leave on the stop-exec when exitOnExec.
+type quietGroup struct {
+	*fakeGroup
+	exitOnExec bool
+	execRan    bool
+}
+
+func (g *quietGroup) WaitQuiet(d time.Duration) bool {
+	g.calls = append(g.calls, "quiet")
+	if g.exitOnExec && g.execRan {
+		g.members = 0
+	}
+	return g.members == 0
+}
+
+// TestDriveStopExec: Policy.Exec runs first, before any signal, bounded
+// by the grace; a Quiet group it empties gets no signal (term finds it
+// empty), one it does not gets the signal with what is left of the
+// grace; a walk group (not Quiet) goes to term at once.
+func TestDriveStopExec(t *testing.T) {
+	x := &receipt.StopExec{Argv: []string{"tmux", "kill-server"}}
+	for _, c := range []struct {
+		name      string
+		fake      *fakeGroup
+		grace     time.Duration
+		calls     string
+		steps     string
+		maxBudget time.Duration
+	}{
+		{"quiet, ended by it", &fakeGroup{members: 2}, time.Second, "quiet,term,confirm", "stop-exec,term,reap", time.Second},
+		{"quiet, not ended by it", &fakeGroup{members: 2, termReached: true, exitAfterWaits: 1}, 200 * time.Millisecond, "quiet,term,wait,confirm", "stop-exec,term,grace,reap", 200 * time.Millisecond},
+		{"walks", &fakeGroup{members: 2, exitOnTerm: true}, time.Second, "term,confirm", "stop-exec,term,reap", time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var g Group = c.fake
+			q := &quietGroup{fakeGroup: c.fake, exitOnExec: c.name == "quiet, ended by it"}
+			if c.name != "walks" {
+				g = q
+			}
+			var budget time.Duration
+			l := &Log{}
+			p := Policy{Grace: c.grace, KillWait: time.Second, Exec: func(deadline time.Time) *receipt.StopExec {
+				if len(c.fake.calls) != 0 {
+					t.Errorf("exec ran after %v: it must run before any signal", c.fake.calls)
+				}
+				budget = time.Until(deadline)
+				q.execRan = true
+				return x
+			}}
+			Drive(g, p, l)
+			if got := strings.Join(c.fake.calls, ","); got != c.calls {
+				t.Errorf("calls %s, want %s", got, c.calls)
+			}
+			if got := stepNames(l); got != c.steps {
+				t.Errorf("steps %s, want %s", got, c.steps)
+			}
+			if budget <= 0 || budget > c.maxBudget {
+				t.Errorf("exec's deadline was %s away, want within the grace %s", budget, c.grace)
+			}
+			if l.Steps[0].StopExec != x {
+				t.Errorf("the stop-exec step does not carry what ran: %+v", l.Steps[0])
+			}
+		})
+	}
+}

@@ -93,6 +93,12 @@ func (g leafGroup) Wait(d time.Duration) (bool, string, error) {
 
 func (g leafGroup) Kill(_ *Log, wait time.Duration) bool { return g.kill(wait) }
 
+// WaitQuiet waits up to d for the leaf to be empty, signalling nothing.
+func (g leafGroup) WaitQuiet(d time.Duration) bool {
+	empty, err := g.Leaf.WaitEmpty(d)
+	return empty && err == nil
+}
+
 func (g leafGroup) EmptyBy() string { return "cgroup.events populated 0" }
 
 func (g leafGroup) Confirm(_ *Log, deadline time.Time) { g.confirm(deadline) }
