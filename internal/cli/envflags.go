@@ -39,7 +39,7 @@ func (f *commandFlags) register(cmd *cobra.Command) {
 }
 
 // stopExecArgv is --stop-exec as a command: nil when not given (a
-// session's profile then chooses), empty for '' (none).
+// session's profile then chooses), empty for an empty CMD (none).
 func (f *commandFlags) stopExecArgv() []string {
 	switch {
 	case f.stopExec == nil:
