@@ -103,6 +103,7 @@ func (c *Cmd) prepared() error {
 
 // startedMain is called once the command runs and is identified.
 func (c *Cmd) startedMain() {
+	c.rec.Outcome = receipt.OutcomeRan
 	c.track.started(&c.rec)
 	if c.hooks.Started != nil {
 		c.hooks.Started(&c.rec)

@@ -50,6 +50,11 @@ type Receipt struct {
 	StartedAt  time.Time `json:"started_at"`
 	EndedAt    time.Time `json:"ended_at"`
 	DurationMS int64     `json:"duration_ms"`
+	// Outcome is OutcomeRan once the main process started,
+	// OutcomeStartFailed when its start failed, OutcomeNotRun when tether
+	// refused to start it (Refusal says why).
+	Outcome string   `json:"outcome"`
+	Refusal *Refusal `json:"refusal,omitempty"`
 
 	Mechanism Mechanism `json:"mechanism"`
 	// Caveats says what the mechanism in force cannot guarantee.

@@ -156,6 +156,12 @@ func (o LogOptions) view() sessionlog.ViewOptions {
 type StartError struct {
 	Code int
 	Err  error
+	// Refusal names the check that refused the start before the command
+	// ran (receipt.RefusedLimits: a limit that cannot be applied without
+	// BestEffortLimits; receipt.RefusedOwnerGone: the owner died before
+	// the supervisor started), "" for other failures. Nothing was left:
+	// no leaf, no record.
+	Refusal string
 }
 
 func (e *StartError) Error() string { return e.Err.Error() }

@@ -248,7 +248,7 @@ func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Op
 		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name)))}
 	}
 	if !ready.OK {
-		return &StartError{Code: ready.Code, Err: errors.New(ready.Error)}
+		return &StartError{Code: ready.Code, Err: errors.New(ready.Error), Refusal: ready.Refusal}
 	}
 	return nil
 }

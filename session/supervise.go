@@ -14,6 +14,7 @@ import (
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -285,11 +286,34 @@ func finish(w *recorder, c *contain.Cmd, log *sessionlog.Log, reason chan string
 	return err
 }
 
+// refusal names the check that refused a start in the supervisor
+// (StartError.Refusal), "" for other failures.
+func refusal(err error) string {
+	switch {
+	case errors.Is(err, limits.ErrUnavailable), errors.Is(err, limits.ErrAboveParent):
+		return receipt.RefusedLimits
+	case errors.Is(err, ErrOwner):
+		return receipt.RefusedOwnerGone
+	}
+	return ""
+}
+
 // fail records a session that could not start and reports it. Its
 // runtime dir is released only when nothing of it may still run
 // (confirmed); otherwise the record stays live, saying so, for `tether
 // reap`, which releases the dir once it has proven the stop.
 func fail(w *recorder, report func(readyReport), err error, code int, confirmed bool) error {
+	if why := refusal(err); why != "" && confirmed {
+		// A refusal leaves nothing: no leaf (the failed start removed
+		// it), no record, no log; tether start writes its receipt.
+		w.reg.Delete(w.rec.Name)
+		for _, p := range store.LogFiles(w.reg.LogPath(w.rec.Name)) {
+			os.Remove(p)
+		}
+		w.reg.Release(w.rec.Name)
+		report(readyReport{Error: err.Error(), Code: 125, Refusal: why})
+		return err
+	}
 	w.update(func(rec *registry.Record) {
 		rec.State, rec.Error = registry.StateFailed, err.Error()
 		if !confirmed {

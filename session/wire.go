@@ -53,4 +53,7 @@ type readyReport struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Code  int    `json:"code,omitempty"` // 125, 126, 127 as for tether run
+	// Refusal is StartError.Refusal: the start was refused and left
+	// nothing.
+	Refusal string `json:"refusal,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-run/tether/internal/budget"
 	"github.com/tether-run/tether/limits"
+	"github.com/tether-run/tether/receipt"
 )
 
 // limitFlags are the budget and admission flags of run and start.
@@ -68,7 +69,8 @@ func (f *limitFlags) budget() (limits.Spec, error) {
 	return s, err
 }
 
-// admit checks --require-free before anything is created.
+// admit checks --require-free before anything is created; a check that
+// fails, or cannot be made, is a refusal.
 func (f *limitFlags) admit() error {
 	for _, pf := range f.requireFree {
 		path, sz, ok := strings.Cut(pf, "=")
@@ -80,7 +82,7 @@ func (f *limitFlags) admit() error {
 			return fmt.Errorf("--require-free %q: %w", pf, err)
 		}
 		if err := budget.CheckFree(path, need); err != nil {
-			return err
+			return &refusal{reason: receipt.RefusedRequireFree, err: err}
 		}
 	}
 	return nil

@@ -65,9 +65,13 @@ the command does not inherit it; if tether itself is killed, only
 --receipt FILE gets the receipt its watcher writes.
 The command gets TETHER_RUN_ID, the receipt's run_id.
 
+A refusal before anything starts (--require-free not met, a limit
+--limits strict cannot apply) exits 125 with "refused (REASON)" and leaves a receipt
+with "outcome": "not_run", in --receipt FILE and in the state dir.
+
 Exit status: the command's own; 128+n if it died of signal n, or if tether
 was stopped by signal n; 124 on timeout (137 if the main process had to be
-killed after the grace, as timeout -k says); 125 if tether failed
+killed after the grace, as timeout -k says); 125 if tether failed or refused to start
 (including bad usage, or a stop it could not confirm); 126 if the command
 could not be executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
@@ -154,6 +158,9 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 
 func runRun(e *env, f *runFlags, args []string) error {
 	p, err := f.plan(e, args)
+	if ref := refusalOf(err); ref != nil && p != nil {
+		return refuse(e, ref, receipt.NotRun("", args, "", ""), p.out)
+	}
 	if err != nil {
 		return exit(ExitTether, err)
 	}
@@ -173,7 +180,11 @@ func runRun(e *env, f *runFlags, args []string) error {
 	}
 	sigs.attach(c)
 	if err != nil {
-		werr := p.out.write(e, c.Receipt())
+		r := c.Receipt()
+		if ref := refusalOf(err); ref != nil {
+			return refuse(e, ref, r, p.out)
+		}
+		werr := p.out.write(e, r)
 		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
 	}
 	warnStarted(e, f.quiet, c.Receipt())
@@ -192,17 +203,15 @@ type runPlan struct {
 }
 
 // plan checks the flags and resolves what the run needs: the mechanism,
-// the budget (admitted), the stop signal, the command's environment and
-// the receipt's destination.
+// the budget, the stop signal, the command's environment and the
+// receipt's destination; then it admits the run (--require-free: a
+// refusal returns p, for its receipt).
 func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	p = &runPlan{args: args}
 	if p.mech, err = f.validate(e); err != nil {
 		return nil, err
 	}
 	if p.spec, err = f.budget(); err != nil {
-		return nil, err
-	}
-	if err = f.admit(); err != nil {
 		return nil, err
 	}
 	if p.sig, err = f.stopSignal(); err != nil {
@@ -218,6 +227,9 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err = f.admit(); err != nil {
+		return p, err
 	}
 	return p, nil
 }
