@@ -22,6 +22,7 @@ const (
 	RefusedRequireFree = "require-free" // --require-free not met
 	RefusedPoolFull    = "pool-full"    // the pool has its --max of live members
 	RefusedLimits      = "limits"       // --limits strict: a limit cannot be applied
+	RefusedStorage     = "storage"      // a storage census over its ceiling, or failed
 	RefusedOwnerGone   = "owner-gone"   // the owner is not running
 )
 

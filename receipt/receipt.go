@@ -67,6 +67,8 @@ type Receipt struct {
 	Job            *Job    `json:"job,omitempty"`
 
 	Limits *Limits `json:"limits,omitempty"`
+	// Storage holds the census of each storage ceiling (--storage-max).
+	Storage []Storage `json:"storage,omitempty"`
 
 	Main *Process `json:"main,omitempty"`
 	Exit Exit     `json:"exit"`

@@ -105,6 +105,13 @@ type Options struct {
 	CgroupParent     string
 	Limits           limits.Spec
 	BestEffortLimits bool
+	// StorageMax are storage ceilings (tether start --storage-max):
+	// Start takes a census of each first and refuses to start when a
+	// path is already over its ceiling or its census cannot complete;
+	// the supervisor then takes one every second and stops the session
+	// (stop reason "storage") when one is crossed or fails. The receipt
+	// holds the figures.
+	StorageMax []limits.Storage
 	// LogMax bounds each file of the log (default DefaultLogMax) and
 	// LogKeep how many files are kept (default DefaultLogKeep).
 	LogMax  int64

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/atomicfile"
+	"github.com/tether-run/tether/internal/census"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/store"
@@ -66,7 +67,11 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 	if err != nil {
 		return nil, err
 	}
-	w, err := prepare(reg, o, owner, ownerTok)
+	storage, err := census.Admit(o.StorageMax)
+	if err != nil {
+		return nil, err
+	}
+	w, err := prepare(reg, o, owner, ownerTok, storage)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +113,8 @@ type starting struct {
 // command line or environment too large for the record or the spec is
 // refused here, before the name is claimed or anything is created (issue
 // 22: a record written too large to read held its name for good).
-func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting, error) {
+// storage is the first census of o.StorageMax.
+func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []receipt.Storage) (*starting, error) {
 	rt := reg.RuntimeDir(o.Name)
 	env, err := sessionEnv(o, rt)
 	if err != nil {
@@ -119,6 +125,7 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax, LogKeep: o.LogKeep,
+		Storage: storage,
 	}
 	if o.StopSignal != 0 {
 		spec.StopSignal = signalName(o.StopSignal)

@@ -165,6 +165,7 @@ func (s *supervisor) command() *contain.Cmd {
 	c.AdoptOrphans = true // the supervisor starts no other children
 	hooks.Set(c, hooks.Hooks{
 		OwnProcessGroup: true,
+		Storage:         spec.Storage,
 		// If this supervisor dies, its watcher stops the group and ends
 		// the session's record (issue 24).
 		WatchRegistry: reg.Dir, WatchRecord: s.name,

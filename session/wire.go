@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/limits"
+	"github.com/tether-run/tether/receipt"
 )
 
 // What Start and a supervisor tell each other, and how a malformed option
@@ -43,9 +44,12 @@ type supervisorSpec struct {
 	CgroupParent     string        `json:"cgroup_parent,omitempty"`
 	Limits           limits.Spec   `json:"limits"`
 	BestEffortLimits bool          `json:"best_effort_limits,omitempty"`
-	Pool             string        `json:"pool,omitempty"`
-	LogMax           int64         `json:"log_max"`
-	LogKeep          int           `json:"log_keep,omitempty"`
+	// Storage holds the storage ceilings with their first census, taken
+	// by Start.
+	Storage []receipt.Storage `json:"storage,omitempty"`
+	Pool    string            `json:"pool,omitempty"`
+	LogMax  int64             `json:"log_max"`
+	LogKeep int               `json:"log_keep,omitempty"`
 }
 
 // readyReport is the supervisor's one-line report to Start.

@@ -18,6 +18,7 @@ type limitFlags struct {
 	memory, memoryHigh, swap, cpus, pids string
 	limitsMode                           string
 	requireFree                          []string
+	storageMax                           []string
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -28,6 +29,20 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.pids, "pids", "", "limit on the number of processes and threads in the group (`N`)")
 	fl.StringVar(&f.limitsMode, "limits", "strict", "strict: refuse to start when a limit cannot be applied; best-effort: start and record what was not")
 	fl.StringArrayVar(&f.requireFree, "require-free", nil, "refuse to start unless the filesystem holding PATH has SIZE free (`PATH=SIZE`, repeatable)")
+	fl.StringArrayVar(&f.storageMax, "storage-max", nil, "stop the group (reason storage) when the files under PATH hold more than SIZE, counted every second; refuse to start when they already do (`PATH=SIZE`, repeatable)")
+}
+
+// ceilings parses --storage-max.
+func (f *limitFlags) ceilings() ([]limits.Storage, error) {
+	var out []limits.Storage
+	for _, v := range f.storageMax {
+		s, err := limits.ParseStorage(v)
+		if err != nil {
+			return nil, fmt.Errorf("--storage-max: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // budget parses the limit flags.

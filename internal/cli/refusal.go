@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tether-run/tether/internal/census"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/session"
@@ -11,7 +12,8 @@ import (
 
 // refusal is a start tether refused before anything was created: a
 // --require-free not met, a full pool, a limit --limits strict cannot
-// apply, an owner already gone. It exits 125 and leaves a not_run receipt.
+// apply, a storage ceiling already crossed or that cannot be checked, an
+// owner already gone. It exits 125 and leaves a not_run receipt.
 type refusal struct {
 	reason string // receipt.Refused*
 	err    error
@@ -31,6 +33,8 @@ func refusalOf(err error) *refusal {
 		return ref
 	case errors.As(err, &se) && se.Refusal != "":
 		return &refusal{reason: se.Refusal, err: err}
+	case errors.Is(err, census.ErrStorage):
+		return &refusal{reason: receipt.RefusedStorage, err: err}
 	case errors.Is(err, limits.ErrInsufficientSpace):
 		return &refusal{reason: receipt.RefusedRequireFree, err: err}
 	case errors.Is(err, limits.ErrUnavailable), errors.Is(err, limits.ErrAboveParent):
@@ -51,6 +55,10 @@ func refuse(e *env, ref *refusal, r *receipt.Receipt, out *receiptOut) error {
 	r.Refusal = &receipt.Refusal{Reason: ref.reason, Detail: ref.err.Error()}
 	r.Error = ref.err.Error()
 	r.Exit = receipt.Exit{Code: ExitTether, MainStatus: -1}
+	var rf *census.Refused
+	if errors.As(ref.err, &rf) {
+		r.Storage = rf.Figures
+	}
 	errs := []error{fmt.Errorf("refused (%s): %w", ref.reason, ref.err)}
 	if err := out.write(e, r); err != nil {
 		errs = append(errs, err)

@@ -45,6 +45,10 @@ func TestRefusalsLeaveReceipts(t *testing.T) {
 	gone := exec.Command("true")
 	startCmd(gone)
 	gone.Wait()
+	full := t.TempDir()
+	os.WriteFile(filepath.Join(full, "f"), make([]byte, 2<<20), 0o644)
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(t.TempDir(), link)
 	tests := []struct {
 		name   string
 		cmd    string // run or start
@@ -55,8 +59,12 @@ func TestRefusalsLeaveReceipts(t *testing.T) {
 		{"run require-free", "run", []string{"--require-free", "/=1000000T"}, "require-free", false},
 		{"run require-free missing path", "run", []string{"--require-free", "/nonexistent-tether=1K"}, "require-free", false},
 		{"run strict limit", "run", []string{"--memory-high", "32M"}, "limits", true},
+		{"run storage over", "run", []string{"--storage-max", full + "=1M"}, "storage", false},
+		{"run storage missing path", "run", []string{"--storage-max", "/nonexistent-tether=1M"}, "storage", false},
+		{"run storage symlink", "run", []string{"--storage-max", link + "=1M"}, "storage", false},
 		{"start require-free", "start", []string{"--name", "s", "--require-free", "/=1000000T"}, "require-free", false},
 		{"start strict limit", "start", []string{"--name", "s", "--memory-high", "32M"}, "limits", true},
+		{"start storage over", "start", []string{"--name", "s", "--storage-max", full + "=1M"}, "storage", false},
 		{"start owner gone", "start", []string{"--name", "s", "--owner", strconv.Itoa(gone.Process.Pid)}, "owner-gone", false},
 		{"start pool full", "start", []string{"--name", "s", "--pool", "p", "--max", "1"}, "pool-full", false},
 	}
@@ -94,6 +102,9 @@ func TestRefusalsLeaveReceipts(t *testing.T) {
 			}
 			r, _ := readReceipt(t, kept[0])
 			checkNotRun(t, kept[0], r, tt.reason)
+			if tt.reason == "storage" && strings.Contains(tt.name, "over") && (len(r.Storage) != 1 || r.Storage[0].Before != 2<<20 || !r.Storage[0].Exceeded) {
+				t.Errorf("storage of the refusal = %+v; want the census: 2M, exceeded", r.Storage)
+			}
 			if exists(started) {
 				t.Error("the command ran")
 			}

@@ -79,8 +79,11 @@ Prints the session's name on stdout and, on stderr (unless -q), what owns
 it and how it will end. Exit status: 0 when the session runs (and is
 ready); 125, 126 or 127 as for tether run when it could not start; 125
 when refused before anything started (a full --pool, an owner already
-gone, --require-free, a limit --limits strict cannot apply), with a not_run receipt kept in the
-state dir; 1 for other failures, not ready included; 2 for usage errors.`,
+gone, --require-free, a limit --limits strict cannot apply, a
+--storage-max ceiling already crossed), with a not_run receipt kept in the
+state dir; 1 for other failures, not ready included; 2 for usage errors.
+--storage-max PATH=SIZE stops the session (reason storage) once the files
+under PATH hold more than SIZE, as for tether run.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
   tether start --name dev --ready tcp:5173 -- npm run dev
   tether start --name db --ready 'log:ready to accept connections' -- postgres -D data
@@ -200,6 +203,10 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 	if err != nil {
 		return o, err
 	}
+	ceilings, err := f.ceilings()
+	if err != nil {
+		return o, err
+	}
 	o = session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
@@ -207,6 +214,7 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 		LogMax: logMax, LogKeep: f.logKeep,
 		Ready: f.ready, ReadyTimeout: f.readyTimeout,
+		StorageMax: ceilings,
 	}
 	if f.grace == 0 {
 		o.Grace = contain.NoGrace
