@@ -69,6 +69,9 @@ type Receipt struct {
 	Limits *Limits `json:"limits,omitempty"`
 	// Storage holds the census of each storage ceiling (--storage-max).
 	Storage []Storage `json:"storage,omitempty"`
+	// Scratch is the private scratch dir the command had as its TMPDIR
+	// (--scratch).
+	Scratch *Scratch `json:"scratch,omitempty"`
 
 	Main *Process `json:"main,omitempty"`
 	Exit Exit     `json:"exit"`

@@ -23,3 +23,12 @@ type Storage struct {
 	// Error is why a census could not complete (the first such).
 	Error string `json:"error,omitempty"`
 }
+
+// Scratch is the private scratch dir a run's command had as its TMPDIR.
+type Scratch struct {
+	Path string `json:"path"`
+	// Removed says it was removed (the run exited 0 and its stop was
+	// confirmed); otherwise Kept says why it was kept.
+	Removed bool   `json:"removed"`
+	Kept    string `json:"kept,omitempty"`
+}

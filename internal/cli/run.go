@@ -34,8 +34,9 @@ type runFlags struct {
 	require   string
 	containFlags
 	commandFlags
-	quiet  bool
-	noReap bool
+	quiet   bool
+	noReap  bool
+	scratch bool
 
 	limitFlags
 }
@@ -69,7 +70,8 @@ The command gets TETHER_RUN_ID, the receipt's run_id.
 --storage-max PATH=SIZE takes a census of the regular files under PATH
 (symlinks never followed) before the start, every second, and at the end:
 more than SIZE stops the group (stop reason storage, exit 153), as does a
-census that cannot complete.
+census that cannot complete. --scratch gives the command a fresh 0700
+TMPDIR under $TMPDIR, removed when the run exits 0, kept otherwise.
 
 A refusal before anything starts (--require-free not met, a limit
 --limits strict cannot apply, a --storage-max ceiling already crossed or
@@ -87,7 +89,7 @@ could not be executed; 127 if it was not found.`,
   tether run --signal INT -e NODE_ENV=test --env-file ci.env -- npm test
   tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'
   tether run --receipt-fd 3 -- make test 3>run.json
-  tether run --storage-max ./out=2G -- ./build`,
+  tether run --storage-max ./out=2G --scratch -- ./build`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("missing COMMAND: usage: tether run [flags] -- COMMAND [ARG...]")
@@ -112,6 +114,7 @@ could not be executed; 127 if it was not found.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
 	f.limitFlags.register(fl)
 	f.commandFlags.register(cmd)
+	fl.BoolVar(&f.scratch, "scratch", false, "give the command a private scratch dir (0700, under $TMPDIR) as its TMPDIR: removed when the run exits 0, kept and named otherwise")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
 	return cmd
 }
@@ -190,6 +193,7 @@ func runRun(e *env, f *runFlags, args []string) error {
 	sigs.attach(c)
 	if err != nil {
 		r := c.Receipt()
+		p.scratch.end(r, scratchKeep(r, 0))
 		if ref := refusalOf(err); ref != nil {
 			return refuse(e, ref, r, p.out)
 		}
@@ -211,12 +215,14 @@ type runPlan struct {
 	prog *progress
 	// storage is the first census of each --storage-max ceiling.
 	storage []receipt.Storage
+	scratch *scratchDir
 }
 
 // plan checks the flags and resolves what the run needs: the mechanism,
 // the budget, the stop signal, the command's environment and the
 // receipt's destination; then it admits the run (--require-free,
-// --storage-max: a refusal returns p, for its receipt).
+// --storage-max: a refusal returns p, for its receipt) and makes its
+// scratch dir.
 func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	p = &runPlan{args: args}
 	if p.mech, err = f.validate(e); err != nil {
@@ -249,6 +255,11 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	if p.storage, err = census.Admit(ceilings); err != nil {
 		return p, err
 	}
+	if p.scratch, err = newScratch(f.scratch); err != nil {
+		p.out.cancel()
+		return nil, err
+	}
+	p.env = p.scratch.environ(p.env)
 	return p, nil
 }
 
@@ -327,6 +338,9 @@ func (p *runPlan) finish(e *env, f *runFlags, c *contain.Cmd, sigs *signalLog) e
 		code = ExitTether
 		r.Exit.Code = code
 		msgs = append(msgs, waitErr)
+	}
+	if p.scratch.end(r, scratchKeep(r, code)) && !f.quiet {
+		e.warnf("scratch dir kept (%s): %s", r.Scratch.Kept, r.Scratch.Path)
 	}
 	if !f.quiet {
 		summarize(e, r, p.prog.reported(""), p.out.path != "")
