@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tether-run/tether/internal/census"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/session"
@@ -80,6 +81,6 @@ func keepReceipt(e *env, r *receipt.Receipt) error {
 	if err != nil {
 		return err
 	}
-	_, err = reg.WriteReceipt("not-run-"+r.RunID, b)
+	_, err = reg.WriteReceipt(store.RefusalPrefix+r.RunID, b)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
@@ -128,5 +129,29 @@ func TestRefusalsLeaveReceipts(t *testing.T) {
 				assertNothingLeft(t, xdg, parent)
 			}
 		})
+	}
+}
+
+// TestReapPrunesRefusals: tether reap --prune D deletes the not_run
+// receipts of refused starts older than D, which no record names, and
+// keeps younger ones.
+func TestReapPrunesRefusals(t *testing.T) {
+	xdg := stateEnv(t)
+	for range 2 {
+		if code, _, stderr := tetherIn(t, xdg, nil, "run", "--require-free", "/=1000000T", "--", "true"); code != 125 {
+			t.Fatalf("refused run = %d, %s; want 125", code, stderr)
+		}
+	}
+	kept, _ := filepath.Glob(filepath.Join(xdg, "tether", "receipts", "not-run-*.json"))
+	if len(kept) != 2 {
+		t.Fatalf("not_run receipts: %v, want 2", kept)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(kept[0], old, old)
+	if code, out, stderr := tetherIn(t, xdg, nil, "reap", "--prune", "1h"); code != 0 {
+		t.Fatalf("tether reap --prune 1h = %d, %s%s", code, out, stderr)
+	}
+	if exists(kept[0]) || !exists(kept[1]) {
+		t.Errorf("after reap --prune 1h: old receipt kept %t, young one kept %t; want false, true", exists(kept[0]), exists(kept[1]))
 	}
 }

@@ -87,6 +87,11 @@ func (r *Registry) WriteReceipt(name string, b []byte) (string, error) {
 	return r.ReceiptPath(name), r.replace("receipts", name+".json", b)
 }
 
+// RefusalPrefix begins the name of the receipt of each refused start in
+// receipts/ (not-run-RUN_ID.json): no record names it, so `tether reap
+// --prune` finds it by this prefix.
+const RefusalPrefix = "not-run-"
+
 // CheckDir applies the registry's safety rules to a directory inside it.
 func (r *Registry) CheckDir(d string) error { return r.checkDir(d) }
 
