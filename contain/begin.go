@@ -3,6 +3,7 @@ package contain
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/tether-run/tether/internal/store"
@@ -37,6 +38,7 @@ func (c *Cmd) begin() error {
 		Cwd:           cwd,
 		StartedAt:     time.Now().UTC(),
 		Exit:          receipt.Exit{Code: 125, MainStatus: -1},
+		Storage:       slices.Clone(c.hooks.Storage),
 	}
 	return nil
 }
@@ -106,6 +108,7 @@ func (c *Cmd) startedMain() {
 	if c.rec.Main != nil {
 		c.exe = identifyExe(c.rec.Main.PID, c.Path, c.StateDir)
 	}
+	c.rec.Outcome = receipt.OutcomeRan
 	c.track.started(&c.rec)
 	if c.hooks.Started != nil {
 		c.hooks.Started(&c.rec)

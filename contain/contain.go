@@ -127,6 +127,9 @@ const (
 	ReasonEmpty Reason = "empty"
 	// ReasonStartFailed: nothing ran (the receipt's error says why).
 	ReasonStartFailed Reason = "start-failed"
+	// ReasonStorage: a storage ceiling was crossed, or its census could
+	// not complete (the receipt's storage says which).
+	ReasonStorage Reason = "storage"
 )
 
 // RunIDEnv is the environment variable that carries the run id into the
@@ -259,6 +262,7 @@ type Cmd struct {
 	closeAfterStart []io.Closer
 	closeAfterWait  []io.Closer
 	track           *tracker
+	storage         *storageWatch // nil: no storage ceilings
 	// marker is the fallback group's marker (store.MarkerEnv: its
 	// orphans are told from other children by it, and by reap its
 	// members after tether's death), "" for a group the kernel holds.

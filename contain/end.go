@@ -16,6 +16,7 @@ func (c *Cmd) awaitEnd() Reason {
 		defer t.Stop()
 		timeout = t.C
 	}
+	c.storage = c.watchStorage()
 	var reason Reason
 	select {
 	case ex := <-c.sys.exitCh:
@@ -28,6 +29,7 @@ func (c *Cmd) awaitEnd() Reason {
 		reason = ReasonTimeout
 	case reason = <-c.stopCh:
 	}
+	c.storage.halt()
 	c.mu.Lock()
 	c.stopping = true
 	c.mu.Unlock()

@@ -30,6 +30,9 @@ type ExitError struct {
 	Signal string
 	// TimedOut says the run ended because Timeout expired.
 	TimedOut bool
+	// Storage says the run was stopped at a storage ceiling
+	// (ReasonStorage); Code is then StorageExitCode.
+	Storage bool
 }
 
 func (e *ExitError) Error() string {
@@ -40,10 +43,31 @@ func (e *ExitError) Error() string {
 	default:
 		s = "contain: main process exited with status " + strconv.Itoa(e.Code)
 	}
-	if e.TimedOut {
+	switch {
+	case e.TimedOut:
 		s = "contain: timed out (" + s[len("contain: "):] + ")"
+	case e.Storage:
+		s = "contain: stopped at its storage ceiling (" + s[len("contain: "):] + ")"
 	}
 	return s
+}
+
+// StorageExitCode is the exit code of a run stopped at a storage
+// ceiling: 128+25, as a shell reports a process killed by SIGXFSZ for
+// writing past its file size limit (RLIMIT_FSIZE), whatever the main
+// process's own status after the stop.
+const StorageExitCode = 128 + 25
+
+// endCode is the code tether passes on for a run that ended for reason
+// with the main process's exit e.
+func endCode(reason Reason, e receipt.Exit) int {
+	switch reason {
+	case ReasonTimeout:
+		return timedOutCode(e)
+	case ReasonStorage:
+		return StorageExitCode
+	}
+	return e.Code
 }
 
 // timedOutCode is a timed-out run's exit code, as timeout(1) gives it:
@@ -98,7 +122,7 @@ func (e *notConfirmed) Unwrap() error {
 func waitError(r *receipt.Receipt, st *os.ProcessState) error {
 	var ee *ExitError
 	if r.Exit.Code != 0 {
-		ee = &ExitError{Code: r.Exit.Code, Signal: r.Exit.Signal, TimedOut: r.TimedOut}
+		ee = &ExitError{Code: r.Exit.Code, Signal: r.Exit.Signal, TimedOut: r.TimedOut, Storage: r.Stop.Reason == string(ReasonStorage)}
 		if st != nil {
 			ee.ExitError = &exec.ExitError{ProcessState: st}
 		}

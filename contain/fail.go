@@ -2,7 +2,11 @@
 
 package contain
 
-import "time"
+import (
+	"time"
+
+	"github.com/tether-run/tether/receipt"
+)
 
 // abortStarted kills a process that started but must not run (it could
 // not be identified, or it is outside its group) and cleans up through
@@ -27,6 +31,9 @@ func (c *Cmd) failStart(err error) {
 		c.rec.Error = err.Error()
 	}
 	c.rec.Exit.Code = StartErrorCode(err)
+	if c.rec.Outcome == "" {
+		c.rec.Outcome = receipt.OutcomeStartFailed
+	}
 	c.rec.EndedAt = time.Now().UTC()
 	c.rec.DurationMS = c.rec.EndedAt.Sub(c.rec.StartedAt).Milliseconds()
 	if !ran {

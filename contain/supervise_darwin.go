@@ -69,6 +69,7 @@ func (c *Cmd) supervise() {
 	}
 	p.run(c.policy())
 	c.awaitCopies()
+	c.endStorage()
 	c.finish(p, reason, strag, nstrag)
 	c.track.finish(&c.rec, c.waitErr)
 }
@@ -99,9 +100,7 @@ func (c *Cmd) finish(p *pgroupProtocol, reason Reason, strag []receipt.Process, 
 		c.sys.stdinW.Close()
 	}
 	r.Exit = exitOf(c.sys.exit)
-	if r.TimedOut {
-		r.Exit.Code = timedOutCode(r.Exit)
-	}
+	r.Exit.Code = endCode(Reason(r.Stop.Reason), r.Exit)
 	if c.sys.exit != nil {
 		c.sys.state = c.sys.exit.state
 	}

@@ -17,6 +17,7 @@ func (c *Cmd) supervise() {
 	p := &protocol{Log: c.stopLog(), c: c, reason: reason, handles: map[identity.Token]*identity.Handle{}}
 	p.run()
 	c.awaitCopies()
+	c.endStorage()
 	c.finish(p)
 	c.track.finish(&c.rec, c.waitErr)
 	c.unwatchOwner()
@@ -169,9 +170,7 @@ func (c *Cmd) finish(p *protocol) {
 		c.sys.stdinW.Close()
 	}
 	r.Exit = exitOf(c.sys.exit)
-	if r.TimedOut {
-		r.Exit.Code = timedOutCode(r.Exit)
-	}
+	r.Exit.Code = endCode(Reason(r.Stop.Reason), r.Exit)
 	// The kernel's OOM killer, not the stop protocol, ended the main
 	// process: it died of SIGKILL before any stop began, and the memory
 	// controller counted an OOM kill.

@@ -8,8 +8,9 @@ import (
 
 	"github.com/tether-run/tether/internal/stop"
 
-	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
+
+	"github.com/tether-run/tether/receipt"
 )
 
 // stopSignalName is what the receipt's stop.signal says on Windows.
@@ -23,6 +24,7 @@ func (c *Cmd) supervise() {
 	p := &jobProtocol{Log: c.stopLog(), c: c, j: c.sys.job, reason: reason}
 	p.run()
 	c.awaitCopies()
+	c.endStorage()
 	c.finish(p)
 	c.track.finish(&c.rec, c.waitErr)
 }
@@ -194,9 +196,7 @@ func (c *Cmd) finish(p *jobProtocol) {
 	if ex := c.sys.exit; ex != nil && ex.err == nil {
 		r.Exit = receipt.Exit{Code: int(ex.code), MainStatus: int(ex.code)}
 	}
-	if r.TimedOut {
-		r.Exit.Code = timedOutCode(r.Exit)
-	}
+	r.Exit.Code = endCode(Reason(r.Stop.Reason), r.Exit)
 	r.EndedAt = time.Now().UTC()
 	r.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
 	c.waitErr = waitError(r, nil)

@@ -50,6 +50,11 @@ type Receipt struct {
 	StartedAt  time.Time `json:"started_at"`
 	EndedAt    time.Time `json:"ended_at"`
 	DurationMS int64     `json:"duration_ms"`
+	// Outcome is OutcomeRan once the main process started,
+	// OutcomeStartFailed when its start failed, OutcomeNotRun when tether
+	// refused to start it (Refusal says why).
+	Outcome string   `json:"outcome"`
+	Refusal *Refusal `json:"refusal,omitempty"`
 
 	Mechanism Mechanism `json:"mechanism"`
 	// Caveats says what the mechanism in force cannot guarantee.
@@ -62,6 +67,11 @@ type Receipt struct {
 	Job            *Job    `json:"job,omitempty"`
 
 	Limits *Limits `json:"limits,omitempty"`
+	// Storage holds the census of each storage ceiling (--storage-max).
+	Storage []Storage `json:"storage,omitempty"`
+	// Scratch is the private scratch dir the command had as its TMPDIR
+	// (--scratch).
+	Scratch *Scratch `json:"scratch,omitempty"`
 
 	Main *Process `json:"main,omitempty"`
 	// Executable is the main process's program file, with its digest.

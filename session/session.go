@@ -116,6 +116,13 @@ type Options struct {
 	CgroupParent     string
 	Limits           limits.Spec
 	BestEffortLimits bool
+	// StorageMax are storage ceilings (tether start --storage-max):
+	// Start takes a census of each first and refuses to start when a
+	// path is already over its ceiling or its census cannot complete;
+	// the supervisor then takes one every second and stops the session
+	// (stop reason "storage") when one is crossed or fails. The receipt
+	// holds the figures.
+	StorageMax []limits.Storage
 	// LogMax bounds each file of the log (default DefaultLogMax) and
 	// LogKeep how many files are kept (default DefaultLogKeep).
 	LogMax  int64
@@ -170,6 +177,12 @@ func (o LogOptions) view() sessionlog.ViewOptions {
 type StartError struct {
 	Code int
 	Err  error
+	// Refusal names the check that refused the start before the command
+	// ran (receipt.RefusedLimits: a limit that cannot be applied without
+	// BestEffortLimits; receipt.RefusedOwnerGone: the owner died before
+	// the supervisor started), "" for other failures. Nothing was left:
+	// no leaf, no record.
+	Refusal string
 }
 
 func (e *StartError) Error() string { return e.Err.Error() }

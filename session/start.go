@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/atomicfile"
+	"github.com/tether-run/tether/internal/census"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/store"
@@ -70,7 +71,11 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 	if err != nil {
 		return nil, err
 	}
-	w, err := prepare(reg, o, owner, ownerTok)
+	storage, err := census.Admit(o.StorageMax)
+	if err != nil {
+		return nil, err
+	}
+	w, err := prepare(reg, o, owner, ownerTok, storage)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +117,8 @@ type starting struct {
 // command line or environment too large for the record or the spec is
 // refused here, before the name is claimed or anything is created (issue
 // 22: a record written too large to read held its name for good).
-func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting, error) {
+// storage is the first census of o.StorageMax.
+func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []receipt.Storage) (*starting, error) {
 	rt := reg.RuntimeDir(o.Name)
 	env, err := sessionEnv(o, rt)
 	if err != nil {
@@ -124,6 +130,7 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string) (*starting,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
 		BestEffortLimits: o.BestEffortLimits, Pool: o.Pool, LogMax: o.LogMax, LogKeep: o.LogKeep,
 		Max: o.Max, Ready: o.Ready, ReadyTimeout: o.ReadyTimeout, StopExec: o.StopExec,
+		Storage: storage,
 	}
 	if o.StopExec == nil {
 		spec.StopExec = profileStopExec[o.Profile]
@@ -260,7 +267,7 @@ func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Op
 		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name, o.RunID)))}
 	}
 	if !ready.OK {
-		return &StartError{Code: ready.Code, Err: errors.New(ready.Error)}
+		return &StartError{Code: ready.Code, Err: errors.New(ready.Error), Refusal: ready.Refusal}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -166,6 +167,7 @@ func (s *supervisor) command() *contain.Cmd {
 	c.AdoptOrphans = true // the supervisor starts no other children
 	hooks.Set(c, hooks.Hooks{
 		OwnProcessGroup: true,
+		Storage:         spec.Storage,
 		// If this supervisor dies, its watcher stops the group and ends
 		// the session's record (issue 24).
 		WatchRegistry: reg.Dir, WatchRecord: s.name,
@@ -304,11 +306,34 @@ func retain(reg *store.Registry) {
 	reg.Prune(rt, time.Now(), false)
 }
 
+// refusal names the check that refused a start in the supervisor
+// (StartError.Refusal), "" for other failures.
+func refusal(err error) string {
+	switch {
+	case errors.Is(err, limits.ErrUnavailable), errors.Is(err, limits.ErrAboveParent):
+		return receipt.RefusedLimits
+	case errors.Is(err, ErrOwner):
+		return receipt.RefusedOwnerGone
+	}
+	return ""
+}
+
 // fail records a session that could not start and reports it. Its
 // runtime dir is released only when nothing of it may still run
 // (confirmed); otherwise the record stays live, saying so, for `tether
 // reap`, which releases the dir once it has proven the stop.
 func fail(w *recorder, report func(readyReport), err error, code int, confirmed bool) error {
+	if why := refusal(err); why != "" && confirmed {
+		// A refusal leaves nothing: no leaf (the failed start removed
+		// it), no record, no log; tether start writes its receipt.
+		w.reg.Delete(w.rec.Name)
+		for _, p := range store.LogFiles(w.reg.LogPath(w.rec.Name, w.rec.RunID)) {
+			os.Remove(p)
+		}
+		w.reg.Release(w.rec.Name)
+		report(readyReport{Error: err.Error(), Code: 125, Refusal: why})
+		return err
+	}
 	w.update(func(rec *registry.Record) {
 		rec.State, rec.Error = registry.StateFailed, err.Error()
 		if !confirmed {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/limits"
+	"github.com/tether-run/tether/receipt"
 )
 
 // What Start and a supervisor tell each other, and how a malformed option
@@ -44,9 +45,12 @@ type supervisorSpec struct {
 	CgroupParent     string        `json:"cgroup_parent,omitempty"`
 	Limits           limits.Spec   `json:"limits"`
 	BestEffortLimits bool          `json:"best_effort_limits,omitempty"`
-	Pool             string        `json:"pool,omitempty"`
-	LogMax           int64         `json:"log_max"`
-	LogKeep          int           `json:"log_keep,omitempty"`
+	// Storage holds the storage ceilings with their first census, taken
+	// by Start.
+	Storage []receipt.Storage `json:"storage,omitempty"`
+	Pool    string            `json:"pool,omitempty"`
+	LogMax  int64             `json:"log_max"`
+	LogKeep int               `json:"log_keep,omitempty"`
 	// Max, Ready and ReadyTimeout are the start's, which the supervisor
 	// does not use: kept so that a restart starts the same session.
 	Max          int           `json:"max,omitempty"`
@@ -59,4 +63,7 @@ type readyReport struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Code  int    `json:"code,omitempty"` // 125, 126, 127 as for tether run
+	// Refusal is StartError.Refusal: the start was refused and left
+	// nothing.
+	Refusal string `json:"refusal,omitempty"`
 }

@@ -44,7 +44,7 @@ func flagValues(e *env) map[string]cobra.CompletionFunc {
 
 // fileFlags take a file name (false) or a directory (true), which the
 // shell completes.
-var fileFlags = map[string]bool{"receipt": false, "env-file": false, "require-free": false, "cgroup-parent": true}
+var fileFlags = map[string]bool{"receipt": false, "env-file": false, "require-free": false, "storage-max": true, "cgroup-parent": true}
 
 // completionSignals are the signal names offered where a flag takes one.
 var completionSignals = []string{"TERM", "INT", "HUP", "QUIT", "USR1", "USR2", "KILL"}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tether-run/tether/internal/budget"
 	"github.com/tether-run/tether/limits"
+	"github.com/tether-run/tether/receipt"
 )
 
 // limitFlags are the budget and admission flags of run and start.
@@ -17,6 +18,7 @@ type limitFlags struct {
 	memory, memoryHigh, swap, cpus, pids string
 	limitsMode                           string
 	requireFree                          []string
+	storageMax                           []string
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -27,6 +29,20 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.pids, "pids", "", "limit on the number of processes and threads in the group (`N`)")
 	fl.StringVar(&f.limitsMode, "limits", "strict", "strict: refuse to start when a limit cannot be applied; best-effort: start and record what was not")
 	fl.StringArrayVar(&f.requireFree, "require-free", nil, "refuse to start unless the filesystem holding PATH has SIZE free (`PATH=SIZE`, repeatable)")
+	fl.StringArrayVar(&f.storageMax, "storage-max", nil, "stop the group (reason storage) when the files under PATH hold more than SIZE, counted every second; refuse to start when they already do (`PATH=SIZE`, repeatable)")
+}
+
+// ceilings parses --storage-max.
+func (f *limitFlags) ceilings() ([]limits.Storage, error) {
+	var out []limits.Storage
+	for _, v := range f.storageMax {
+		s, err := limits.ParseStorage(v)
+		if err != nil {
+			return nil, fmt.Errorf("--storage-max: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // budget parses the limit flags.
@@ -68,7 +84,8 @@ func (f *limitFlags) budget() (limits.Spec, error) {
 	return s, err
 }
 
-// admit checks --require-free before anything is created.
+// admit checks --require-free before anything is created; a check that
+// fails, or cannot be made, is a refusal.
 func (f *limitFlags) admit() error {
 	for _, pf := range f.requireFree {
 		path, sz, ok := strings.Cut(pf, "=")
@@ -80,7 +97,7 @@ func (f *limitFlags) admit() error {
 			return fmt.Errorf("--require-free %q: %w", pf, err)
 		}
 		if err := budget.CheckFree(path, need); err != nil {
-			return err
+			return &refusal{reason: receipt.RefusedRequireFree, err: err}
 		}
 	}
 	return nil

@@ -64,7 +64,7 @@ nothing. Exit status 1 if any action failed.`,
 	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
 	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM); 0: none")
-	durationVar(fl, &o.Prune, "prune", 0, "delete ended records, logs and receipts older than this (0: keep)")
+	durationVar(fl, &o.Prune, "prune", 0, "delete ended records, logs and receipts, and the not_run receipts of refused starts, older than this (0: keep)")
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/census"
 	"github.com/tether-run/tether/internal/execpath"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/store"
@@ -34,8 +35,9 @@ type runFlags struct {
 	require   string
 	containFlags
 	commandFlags
-	quiet  bool
-	noReap bool
+	quiet   bool
+	noReap  bool
+	scratch bool
 
 	limitFlags
 }
@@ -66,16 +68,29 @@ the command does not inherit it; if tether itself is killed, only
 --receipt FILE gets the receipt its watcher writes.
 The command gets TETHER_RUN_ID, the receipt's run_id.
 
+--storage-max PATH=SIZE takes a census of the regular files under PATH
+(symlinks never followed) before the start, every second, and at the end:
+more than SIZE stops the group (stop reason storage, exit 153), as does a
+census that cannot complete. --scratch gives the command a fresh 0700
+TMPDIR under $TMPDIR, removed when the run exits 0, kept otherwise.
+
+A refusal before anything starts (--require-free not met, a limit
+--limits strict cannot apply, a --storage-max ceiling already crossed or
+not checkable) exits 125 with "refused (REASON)" and leaves a receipt
+with "outcome": "not_run", in --receipt FILE and in the state dir.
+
 Exit status: the command's own; 128+n if it died of signal n, or if tether
 was stopped by signal n; 124 on timeout (137 if the main process had to be
-killed after the grace, as timeout -k says); 125 if tether failed
+killed after the grace, as timeout -k says); 153 when stopped at a storage
+ceiling (128+SIGXFSZ); 125 if tether failed or refused to start
 (including bad usage, or a stop it could not confirm); 126 if the command
 could not be executed; 127 if it was not found.`,
 		Example: `  tether run --timeout 20m --receipt run.json -- npm run e2e
   tether run --timeout 5 --grace 0.5 -- ./flaky-server   # bare numbers are seconds
   tether run --signal INT -e NODE_ENV=test --env-file ci.env -- npm test
   tether run --receipt - -- sh -c 'setsid sleep 1000 & echo started'
-  tether run --receipt-fd 3 -- make test 3>run.json`,
+  tether run --receipt-fd 3 -- make test 3>run.json
+  tether run --storage-max ./out=2G --scratch -- ./build`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("missing COMMAND: usage: tether run [flags] -- COMMAND [ARG...]")
@@ -100,6 +115,7 @@ could not be executed; 127 if it was not found.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
 	f.limitFlags.register(fl)
 	f.commandFlags.register(cmd)
+	fl.BoolVar(&f.scratch, "scratch", false, "give the command a private scratch dir (0700, under $TMPDIR) as its TMPDIR: removed when the run exits 0, kept and named otherwise")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
 	return cmd
 }
@@ -155,6 +171,9 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 
 func runRun(e *env, f *runFlags, args []string) error {
 	p, err := f.plan(e, args)
+	if ref := refusalOf(err); ref != nil && p != nil {
+		return refuse(e, ref, receipt.NotRun("", args, "", ""), p.out)
+	}
 	if err != nil {
 		return exit(ExitTether, err)
 	}
@@ -174,7 +193,12 @@ func runRun(e *env, f *runFlags, args []string) error {
 	}
 	sigs.attach(c)
 	if err != nil {
-		werr := p.out.write(e, c.Receipt())
+		r := c.Receipt()
+		p.scratch.end(r, scratchKeep(r, 0))
+		if ref := refusalOf(err); ref != nil {
+			return refuse(e, ref, r, p.out)
+		}
+		werr := p.out.write(e, r)
 		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
 	}
 	warnStarted(e, f.quiet, c.Receipt())
@@ -190,11 +214,16 @@ type runPlan struct {
 	env  []string
 	out  *receiptOut
 	prog *progress
+	// storage is the first census of each --storage-max ceiling.
+	storage []receipt.Storage
+	scratch *scratchDir
 }
 
 // plan checks the flags and resolves what the run needs: the mechanism,
-// the budget (admitted), the stop signal, the command's environment and
-// the receipt's destination.
+// the budget, the stop signal, the command's environment and the
+// receipt's destination; then it admits the run (--require-free,
+// --storage-max: a refusal returns p, for its receipt) and makes its
+// scratch dir.
 func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	p = &runPlan{args: args}
 	if p.mech, err = f.validate(e); err != nil {
@@ -203,7 +232,8 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	if p.spec, err = f.budget(); err != nil {
 		return nil, err
 	}
-	if err = f.admit(); err != nil {
+	ceilings, err := f.ceilings()
+	if err != nil {
 		return nil, err
 	}
 	if p.sig, err = f.stopSignal(); err != nil {
@@ -220,6 +250,17 @@ func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err = f.admit(); err != nil {
+		return p, err
+	}
+	if p.storage, err = census.Admit(ceilings); err != nil {
+		return p, err
+	}
+	if p.scratch, err = newScratch(f.scratch); err != nil {
+		p.out.cancel()
+		return nil, err
+	}
+	p.env = p.scratch.environ(p.env)
 	return p, nil
 }
 
@@ -247,7 +288,7 @@ func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd
 	c.AdoptOrphans = true // tether run starts no other children
 	c.Limits = p.spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
-	var h hooks.Hooks
+	h := hooks.Hooks{Storage: p.storage}
 	if reg != nil {
 		c.StateDir, h.Store = reg.Dir, reg // opened once, for the quick reap too
 	}
@@ -307,6 +348,9 @@ func (p *runPlan) finish(e *env, f *runFlags, c *contain.Cmd, sigs *signalLog) e
 		r.Exit.Code = code
 		msgs = append(msgs, waitErr)
 	}
+	if p.scratch.end(r, scratchKeep(r, code)) && !f.quiet {
+		e.warnf("scratch dir kept (%s): %s", r.Scratch.Kept, r.Scratch.Path)
+	}
 	if !f.quiet {
 		summarize(e, r, p.prog.reported(""), p.out.path != "")
 	}
@@ -365,6 +409,7 @@ func summarize(e *env, r *receipt.Receipt, reported, kept bool) {
 	if r.TimedOut {
 		e.warnf("timed out; stopped %d processes", r.Evidence.MembersSeen)
 	}
+	warnStorage(e, r)
 	if r.StragglersTotal > 0 {
 		e.warnf("main process exited; stopped %d %s it left: %s", r.StragglersTotal,
 			plural(r.StragglersTotal, "straggler", "stragglers"), stragglersText(r, kept))

@@ -357,8 +357,8 @@ func TestSessionPool(t *testing.T) {
 	xdg := stateEnv(t)
 	first := mustStart(t, xdg, nil, "--pool", "p", "--max", "1", "--owner", "none", "--", "sleep", "1000")
 	code, _, stderr := tetherIn(t, xdg, nil, "start", "--pool", "p", "--max", "1", "--owner", "none", "--", "sleep", "1000")
-	if code != 1 || !strings.Contains(stderr, "pool is full") {
-		t.Errorf("second member = %d, %q; want 1, pool is full", code, stderr)
+	if code != 125 || !strings.Contains(stderr, "pool is full") {
+		t.Errorf("second member = %d, %q; want 125, pool is full", code, stderr)
 	}
 	// A member whose supervisor died is reclaimed, freeing its slot.
 	killSupervisor(t, xdg, first)
@@ -403,9 +403,9 @@ func TestSessionBadInput(t *testing.T) {
 	}{
 		{"duplicate name", xdg, []string{"--name", "dup"}, 1, "name in use"},
 		{"bad name", xdg, []string{"--name", "a/b"}, 2, "bad name"},
-		{"owner does not exist", xdg, []string{"--owner", "999999999"}, 1, "tether: owner pid 999999999 is not running\n"},
-		{"owner exited", xdg, []string{"--name", "x", "--owner", strconv.Itoa(gone.Process.Pid)}, 1, `tether: session "x": owner pid ` + strconv.Itoa(gone.Process.Pid) + " is not running\n"},
-		{"owner session missing", xdg, []string{"--owner", "session:nosuch"}, 1, "tether: owner session:nosuch does not exist\n"},
+		{"owner does not exist", xdg, []string{"--owner", "999999999"}, 125, "tether: refused (owner-gone): owner pid 999999999 is not running\n"},
+		{"owner exited", xdg, []string{"--name", "x", "--owner", strconv.Itoa(gone.Process.Pid)}, 125, `tether: refused (owner-gone): session "x": owner pid ` + strconv.Itoa(gone.Process.Pid) + " is not running\n"},
+		{"owner session missing", xdg, []string{"--owner", "session:nosuch"}, 125, "tether: refused (owner-gone): owner session:nosuch does not exist\n"},
 		{"bad owner spec", xdg, []string{"--owner", "someone"}, 2, "owner"},
 		{"unknown profile", xdg, []string{"--profile", "emacs"}, 2, "profile"},
 		{"bad until", xdg, []string{"--until", "never"}, 2, "until"},

@@ -14,6 +14,7 @@ import (
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/limits"
+	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 	"github.com/tether-run/tether/session"
 )
@@ -76,8 +77,13 @@ exits 1.
 
 Prints the session's name on stdout and, on stderr (unless -q), what owns
 it and how it will end. Exit status: 0 when the session runs (and is
-ready); 125, 126 or 127 as for tether run when it could not start; 1 for
-other failures, not ready included; 2 for usage errors.`,
+ready); 125, 126 or 127 as for tether run when it could not start; 125
+when refused before anything started (a full --pool, an owner already
+gone, --require-free, a limit --limits strict cannot apply, a
+--storage-max ceiling already crossed), with a not_run receipt kept in the
+state dir; 1 for other failures, not ready included; 2 for usage errors.
+--storage-max PATH=SIZE stops the session (reason storage) once the files
+under PATH hold more than SIZE, as for tether run.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
   tether start --name dev --ready tcp:5173 -- npm run dev
   tether start --name db --ready 'log:ready to accept connections' -- postgres -D data
@@ -123,7 +129,7 @@ func runStart(e *env, f *startFlags, args []string) error {
 		return exit(ExitUsage, err)
 	}
 	if err := f.admit(); err != nil {
-		return exit(ExitTether, err)
+		return refuseStart(e, o, err)
 	}
 	reg, err := openRegistry(e)
 	if err != nil {
@@ -136,6 +142,9 @@ func runStart(e *env, f *startFlags, args []string) error {
 	}
 	defer client.Close()
 	rec, err := client.Start(context.Background(), o)
+	if refusalOf(err) != nil {
+		return refuseStart(e, o, err)
+	}
 	if err != nil {
 		return startFailed(e, o.Name, err)
 	}
@@ -217,6 +226,10 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 		return o, err
 	}
 	set, _ := envVars(f.envFiles, f.env) // checked by environ
+	ceilings, err := f.ceilings()
+	if err != nil {
+		return o, err
+	}
 	o = session.Options{
 		Name: f.name, Argv: args, Owner: f.owner, Profile: f.profile, Until: f.until, TTL: f.ttl,
 		Pool: f.pool, Max: f.max, Grace: f.grace, KillWait: f.killWait, Mechanism: string(mech),
@@ -224,11 +237,20 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 		CgroupParent: f.cgroupParent, Limits: spec, BestEffortLimits: f.limitsMode == "best-effort",
 		LogMax: logMax, LogKeep: f.logKeep,
 		Ready: f.ready, ReadyTimeout: f.readyTimeout,
+		StorageMax: ceilings,
 	}
 	if f.grace == 0 {
 		o.Grace = contain.NoGrace
 	}
 	return o, nil
+}
+
+// refuseStart is refuse for a session: its not_run receipt names the
+// session, when a name was given, and goes to the state dir.
+func refuseStart(e *env, o session.Options, err error) error {
+	r := receipt.NotRun(o.RunID, o.Argv, "", "")
+	r.Name = o.Name
+	return refuse(e, refusalOf(err), r, nil)
 }
 
 // startFailed reports a start that failed: a session that did not become

@@ -4,6 +4,8 @@
 package hooks
 
 import (
+	"time"
+
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 )
@@ -37,6 +39,14 @@ type Hooks struct {
 	// and before the stop protocol touches the group; kill is closed when
 	// Kill is called, so work done here can cut itself short too.
 	BeforeStop func(reason string, kill <-chan struct{})
+	// Storage holds the run's storage ceilings with their first census
+	// (census.Admit, taken before the start): while the command runs a
+	// census of each is taken every StorageEvery (0: census.Every), and
+	// one over its ceiling, or one that cannot complete, stops the group
+	// (contain.ReasonStorage); the last is taken after the stop. The
+	// figures go in the receipt.
+	Storage      []receipt.Storage
+	StorageEvery time.Duration
 }
 
 // Set attaches h to cmd, a *contain.Cmd, before its Start. Package

@@ -79,6 +79,7 @@ func Run(reg *store.Registry, o Options) *Report {
 	}
 	if !o.Quick {
 		rep.Actions = append(rep.Actions, stale(reg, names, o)...)
+		rep.Actions = append(rep.Actions, pruneRefusals(reg, o)...)
 		rep.OrphanLeaves = append(orphanLeaves(reg, referenced, o), orphanV1Leaves(referenced, o)...)
 	}
 	rep.DurationMS = time.Since(t0).Milliseconds()

@@ -107,6 +107,11 @@ func (r *Registry) WriteConfig(name, runID string, b []byte) error {
 	return r.replace("configs", runKey(name, runID)+".json", b)
 }
 
+// RefusalPrefix begins the name of the receipt of each refused start in
+// receipts/ (not-run-RUN_ID.json): no record names it, so `tether reap
+// --prune` finds it by this prefix.
+const RefusalPrefix = "not-run-"
+
 // CheckDir applies the registry's safety rules to a directory inside it.
 func (r *Registry) CheckDir(d string) error { return r.checkDir(d) }
 
