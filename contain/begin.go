@@ -87,6 +87,11 @@ func (c *Cmd) openRecord() error {
 	}
 	t.owned = owned
 	c.track = t
+	if c.hooks.Pool != "" {
+		if err := c.admitPool(t); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

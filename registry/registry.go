@@ -37,6 +37,9 @@ var (
 	// MiB): its command line or working directory is too long. Nothing
 	// was written; a start should refuse the command (issue 22).
 	ErrTooLarge = errors.New("registry: record too large")
+	// ErrPoolFull is returned when a pool already has its maximum of live
+	// members, runs and sessions together, after dead ones were left out.
+	ErrPoolFull = errors.New("registry: pool is full")
 )
 
 // Session states.

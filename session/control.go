@@ -119,6 +119,16 @@ func admitPool(reg *store.Registry, pool string, max int) error {
 		if r.Pool != pool || !r.Live() {
 			continue
 		}
+		if r.Kind == "run" {
+			// A run (tether run --pool) holds its slot while its tether
+			// runs; a dead one's is free, its group the watcher's and
+			// reap's to stop.
+			if h, err := supervisorOf(r); err == nil {
+				h.Close()
+				live++
+			}
+			continue
+		}
 		if h, err := supervisorOf(r); err == nil {
 			// A member whose owner is provably dead is being stopped by
 			// its supervisor (within a second): give it that moment.
@@ -139,7 +149,7 @@ func admitPool(reg *store.Registry, pool string, max int) error {
 		}
 	}
 	if live >= max {
-		return fmt.Errorf("%w: %q has %d live sessions (--max %d)", ErrPoolFull, pool, live, max)
+		return fmt.Errorf("%w: %q has %d live members (--max %d)", ErrPoolFull, pool, live, max)
 	}
 	return nil
 }

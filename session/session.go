@@ -44,8 +44,9 @@ var (
 	// ErrOwner is returned when the owner cannot be resolved or is dead.
 	ErrOwner = errors.New("session: owner")
 	// ErrPoolFull is returned when a pool already has its maximum of live
-	// sessions after dead members were reclaimed.
-	ErrPoolFull = errors.New("session: pool is full")
+	// members (runs and sessions) after dead ones were reclaimed; it is
+	// registry.ErrPoolFull.
+	ErrPoolFull = registry.ErrPoolFull
 	// ErrSocketPath is returned when a socket path of the session would not
 	// fit AF_UNIX's 107 bytes.
 	ErrSocketPath = errors.New("session: socket path too long")

@@ -23,7 +23,7 @@ func flagValues(e *env) map[string]cobra.CompletionFunc {
 	return map[string]cobra.CompletionFunc{
 		// Durations.
 		"timeout": durations, "grace": durations, "kill-wait": durations, "ttl": durations,
-		"ready-timeout": durations, "prune": fixed("24h", "168h"), "older": fixed("1h", "24h", "7d"), "since": fixed("10m", "1h", "24h"),
+		"ready-timeout": durations, "prune": fixed("24h", "168h"), "older": fixed("1h", "24h", "7d"), "pool-wait": durations, "since": fixed("10m", "1h", "24h"),
 		// Sizes and counts.
 		"memory": sizes, "memory-high": sizes, "swap": fixed("0", "512M", "1G"), "log-max": fixed("1M", "8M", "32M"),
 		"cpus": fixed("0.5", "1", "2"), "pids": fixed("64", "256", "1024"), "log-keep": fixed("2", "4"),

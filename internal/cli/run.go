@@ -33,6 +33,10 @@ type runFlags struct {
 	// receiptFD is --receipt-fd: a descriptor the caller opened (-1: none).
 	receiptFD int
 	require   string
+	// pool, max and poolWait are --pool, --max and --pool-wait.
+	pool     string
+	max      int
+	poolWait time.Duration
 	containFlags
 	commandFlags
 	quiet   bool
@@ -116,6 +120,9 @@ could not be executed; 127 if it was not found.`,
 	f.limitFlags.register(fl)
 	f.commandFlags.register(cmd)
 	fl.BoolVar(&f.scratch, "scratch", false, "give the command a private scratch dir (0700, under $TMPDIR) as its TMPDIR: removed when the run exits 0, kept and named otherwise")
+	fl.StringVar(&f.pool, "pool", "", "run as a member of pool `NAME`, which sessions (tether start --pool) may share")
+	intVarP(fl, &f.max, "max", "", 0, "with --pool: at most N live members (runs and sessions) at once; past it, wait --pool-wait, then refuse")
+	durationVar(fl, &f.poolWait, "pool-wait", 0, "with --max: how long to wait for a slot before refusing (0: refuse at once)")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
 	return cmd
 }
@@ -143,6 +150,17 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 	}
 	if f.cgroupParent != "" && !filepath.IsAbs(f.cgroupParent) {
 		return "", fmt.Errorf("cgroup parent %q: must be an absolute path in the cgroup v2 hierarchy", f.cgroupParent)
+	}
+	if (f.max != 0 || f.poolWait != 0) && f.pool == "" {
+		return "", errors.New("--max and --pool-wait need --pool")
+	}
+	if f.max < 0 || f.poolWait < 0 {
+		return "", errors.New("--max and --pool-wait must not be negative")
+	}
+	if f.pool != "" {
+		if err := registry.CheckPool(f.pool); err != nil {
+			return "", err
+		}
 	}
 	if f.receiptFD != -1 && f.receiptFD < 3 {
 		return "", fmt.Errorf("--receipt-fd %d: give a descriptor of 3 or more (0, 1 and 2 are the command's; --receipt - is stdout)", f.receiptFD)
@@ -181,12 +199,20 @@ func runRun(e *env, f *runFlags, args []string) error {
 	p.prog = newProgress(e, f.quiet, max(f.grace, 0), "a second ^C kills at once")
 	sigs := newSignalLog()
 	defer sigs.close()
-	c := p.command(e, f, runRegistry(e, f, args))
+	reg := runRegistry(e, f, args)
+	if f.pool != "" && reg == nil {
+		return exit(ExitTether, fmt.Errorf("--pool %s: the pool is counted in the state dir's records, which this run has none in", f.pool))
+	}
+	c := p.command(e, f, reg)
 	err = c.Start()
 	if errors.Is(err, contain.ErrRecord) {
 		// Nothing was created or started: the run goes on without one.
 		if !f.quiet {
 			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
+		}
+		if f.pool != "" {
+			// A member the pool cannot count would break its bound.
+			return exit(ExitTether, fmt.Errorf("--pool %s needs the state dir: %w", f.pool, err))
 		}
 		c = p.command(e, f, nil)
 		err = c.Start()
@@ -291,6 +317,7 @@ func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd
 	h := hooks.Hooks{Storage: p.storage}
 	if reg != nil {
 		c.StateDir, h.Store = reg.Dir, reg // opened once, for the quick reap too
+		h.Pool, h.PoolMax, h.PoolWait = f.pool, f.max, f.poolWait
 	}
 	if f.receipt != "" && f.receipt != "-" {
 		// Written by the watcher too, if tether dies (issue 24).

@@ -47,6 +47,13 @@ type Hooks struct {
 	// figures go in the receipt.
 	Storage      []receipt.Storage
 	StorageEvery time.Duration
+	// Pool makes the run a member of a pool (tether run --pool): it is
+	// admitted only while fewer than PoolMax live members (runs and
+	// sessions) of the pool exist, waiting up to PoolWait for a slot, and
+	// refused with registry.ErrPoolFull after. Needs Cmd.StateDir.
+	Pool     string
+	PoolMax  int
+	PoolWait time.Duration
 }
 
 // Set attaches h to cmd, a *contain.Cmd, before its Start. Package
