@@ -25,6 +25,7 @@ type ptyRelay struct {
 	in      *os.File
 	restore func()
 	winch   chan os.Signal
+	resized chan struct{} // closed when the SIGWINCH relay has ended
 	output  chan struct{} // closed when the command's output is all out
 }
 
@@ -44,9 +45,10 @@ func openRelay(in, out *os.File) (*ptyRelay, error) {
 			return nil, err
 		}
 		r.restore = func() { term.Restore(int(in.Fd()), state) }
-		r.winch = make(chan os.Signal, 1)
+		r.winch, r.resized = make(chan os.Signal, 1), make(chan struct{})
 		signal.Notify(r.winch, syscall.SIGWINCH)
 		go func() {
+			defer close(r.resized)
 			for range r.winch {
 				pty.InheritSize(in, master)
 			}
@@ -85,6 +87,7 @@ func (r *ptyRelay) close() {
 	if r.winch != nil {
 		signal.Stop(r.winch)
 		close(r.winch)
+		<-r.resized // it uses master's descriptor: not while it closes
 	}
 	r.master.Close()
 	r.restore()
