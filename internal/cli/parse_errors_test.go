@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -37,6 +38,9 @@ func TestParseErrorsInTethersWords(t *testing.T) {
 		{[]string{"reap", "--prune", "x"}, "--prune"},
 		{[]string{"ls", "--filter", "x"}, "--filter"},
 	} {
+		if c.args[0] == "kill" && runtime.GOOS == "windows" {
+			continue // not on Windows yet: refused as such (platform.go)
+		}
 		code, out, stderr := tether(t, c.args...)
 		want := cli.ExitUsage
 		if c.args[0] == "run" {
