@@ -299,8 +299,11 @@ func finish(w *recorder, spec *supervisorSpec, c *contain.Cmd, log *sessionlog.L
 // retain applies the state dir's retention (store.RetentionFromEnv: the
 // last 20 ended runs, none older than 7 days, unless TETHER_RETAIN says
 // otherwise) as a session ends: the moment the ended runs grow, off every
-// start's path. What it cannot remove is left for the next end, tether
-// prune or tether reap: no session's end fails for it.
+// start's path. A run that ended in the last minute is kept (Settle): its
+// stopper reads its receipt after the supervisor exits, and a stop --all
+// of more sessions than the bound would otherwise lose some. What it
+// cannot remove is left for the next end, tether prune or tether reap: no
+// session's end fails for it.
 func retain(reg *store.Registry) {
 	rt, _ := store.RetentionFromEnv(os.Getenv)
 	reg.Prune(rt, time.Now(), false)

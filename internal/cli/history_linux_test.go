@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,12 +256,12 @@ func TestPruneOlder(t *testing.T) {
 	assertNoSurvivors(t)
 }
 
-// TestRetentionBound: with a short bound (TETHER_RETAIN=2,1h), a
+// TestRetentionBound: with a short bound (TETHER_RETAIN=2,1h,0), a
 // session's end removes the oldest ended runs past it, of every name,
 // with their files: the state stays bounded without anyone asking.
 func TestRetentionBound(t *testing.T) {
 	xdg := stateEnv(t)
-	env := []string{"TETHER_RETAIN=2,1h"}
+	env := []string{"TETHER_RETAIN=2,1h,0"}
 	runOnce(t, xdg, env, "r1", "a")
 	runOnce(t, xdg, env, "r2", "b")
 	runOnce(t, xdg, env, "r2", "c")
@@ -284,6 +285,32 @@ func TestRetentionBound(t *testing.T) {
 	}
 	if code, _, stderr := tetherIn(t, xdg, []string{"TETHER_RETAIN=lots"}, "prune"); code != 2 || !strings.Contains(stderr, "TETHER_RETAIN") {
 		t.Errorf("TETHER_RETAIN=lots prune = %d, %q; want 2 naming it", code, stderr)
+	}
+	assertNoSurvivors(t)
+}
+
+// TestStopAllPastTheBound: a stop --all of more sessions than the
+// retention keeps reports every one's receipt: each supervisor prunes as
+// it ends, and a run that just ended is kept for its stopper to read (a
+// stop of 50 sessions lost some of theirs to each other's prune).
+func TestStopAllPastTheBound(t *testing.T) {
+	xdg := stateEnv(t)
+	env := []string{"TETHER_RETAIN=2,1h"}
+	const n = 8
+	for i := range n {
+		mustStart(t, xdg, env, "-q", "--name", fmt.Sprintf("b%d", i), "--owner", "none", "--", "sleep", "1000")
+	}
+	code, out, stderr := tetherIn(t, xdg, env, "stop", "--all", "--grace", "0", "--json")
+	var doc struct {
+		Receipts []struct {
+			Name string `json:"name"`
+		} `json:"receipts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || len(doc.Receipts) != n {
+		t.Errorf("stop --all of %d past a bound of 2 = %d, %d receipts (%v): %s", n, code, len(doc.Receipts), err, stderr)
+	}
+	if left := lsAll(t, xdg); len(left) != n {
+		t.Errorf("ended runs kept in the minute after = %d, want all %d", len(left), n)
 	}
 	assertNoSurvivors(t)
 }

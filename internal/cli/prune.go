@@ -33,8 +33,10 @@ stop was not confirmed (tether reap's), are never touched.
 
 The retention bound is applied without asking whenever a session ends:
 %s.
-%s=COUNT,AGE (as 50,30d; 0 for no such bound) or %s=off
-changes it, for the sessions started with it and for tether prune.
+%s=COUNT,AGE[,SETTLE] (as 50,30d; 0 for no such bound) or %s=off
+changes it, for the sessions started with it and for tether prune. A run is
+kept for SETTLE (1m) after it ends whatever COUNT says, so that whoever
+stopped it reads its receipt; tether prune itself does not wait for that.
 
 Prints a line per run removed (--dry-run: that would be); --json one
 document. Exit status 1 if a run could not be removed or read.`, retentionText(), store.RetainEnv, store.RetainEnv),
@@ -65,6 +67,7 @@ func runPrune(e *env, o *pruneOptions) error {
 	if err != nil {
 		return exit(ExitUsage, err)
 	}
+	rt.Settle = 0 // asked for now: no stopper of its own is reading
 	if o.olderSet {
 		// --older 0 is every ended run: a bound of a nanosecond.
 		rt = store.Retention{MaxAge: max(o.older, time.Nanosecond)}

@@ -16,14 +16,14 @@ import (
 // what it cannot read.
 func TestRetentionFromEnv(t *testing.T) {
 	for v, want := range map[string]Retention{
-		"": DefaultRetention, "off": {}, "5,1d": {5, 24 * time.Hour}, "0,0": {}, "3,90m": {3, 90 * time.Minute}, "2,0": {Keep: 2},
+		"": DefaultRetention, "off": {}, "5,1d": {5, 24 * time.Hour, time.Minute}, "0,0,0": {}, "3,90m,5s": {3, 90 * time.Minute, 5 * time.Second}, "2,0": {Keep: 2, Settle: time.Minute},
 	} {
 		got, err := RetentionFromEnv(func(string) string { return v })
 		if err != nil || got != want {
 			t.Errorf("RetentionFromEnv(%q) = %+v, %v; want %+v", v, got, err, want)
 		}
 	}
-	for _, v := range []string{"x", "5", "-1,1h", "5,-1h", "5,xd", "5,1", ",1h"} {
+	for _, v := range []string{"x", "5", "-1,1h", "5,-1h", "5,xd", "5,1", ",1h", "5,1h,x", "5,1h,1m,1"} {
 		got, err := RetentionFromEnv(func(string) string { return v })
 		if err == nil || got != DefaultRetention {
 			t.Errorf("RetentionFromEnv(%q) = %+v, %v; want an error and the default", v, got, err)
@@ -91,6 +91,10 @@ func TestPruneAndRemoveRun(t *testing.T) {
 	}
 	if runs, _ := r.Runs("web"); len(runs) != 3 {
 		t.Errorf("a dry Prune removed runs: %d left", len(runs))
+	}
+	// Settle: r2 ended 2 h ago, within 150 min: kept past Keep.
+	if gone, errs := r.Prune(Retention{Keep: 1, Settle: 150 * time.Minute}, now, true); len(gone) != 1 || len(errs) != 0 || gone[0].Record.RunID != "r1" {
+		t.Errorf("dry Prune with Settle = %+v, %v; want r1 only", gone, errs)
 	}
 	gone, errs = r.Prune(Retention{MaxAge: time.Hour}, now, false)
 	if len(gone) != 2 || len(errs) != 0 || gone[0].Record.RunID != "r2" || len(gone[0].Files) != 3 {

@@ -20,24 +20,37 @@ type Retention struct {
 	Keep int
 	// MaxAge removes ended runs that ended longer ago (0: no age bound).
 	MaxAge time.Duration
+	// Settle keeps every run that ended less than Settle ago, whatever
+	// Keep says: whoever stopped or waited on it may not have read its
+	// receipt yet (a stop --all of 50 sessions: each prunes as it ends).
+	Settle time.Duration
 }
 
 // DefaultRetention is the bound a session's end applies when RetainEnv
 // does not say otherwise: the last 20 ended runs of the user, none older
-// than 7 days.
-var DefaultRetention = Retention{Keep: 20, MaxAge: 7 * 24 * time.Hour}
+// than 7 days, none removed in the minute after it ended.
+var DefaultRetention = Retention{Keep: 20, MaxAge: 7 * 24 * time.Hour, Settle: time.Minute}
 
-// RetainEnv sets the retention: "COUNT,AGE" (AGE a Go duration or a
-// number of days as 7d; 0 for either: no such bound), or "off".
+// RetainEnv sets the retention: "COUNT,AGE[,SETTLE]" (AGE and SETTLE Go
+// durations or a number of days as 7d; 0 for no such bound; SETTLE 1m
+// when not given), or "off".
 const RetainEnv = "TETHER_RETAIN"
 
 // String is the bound as RetainEnv takes it.
 func (rt Retention) String() string {
-	age := rt.MaxAge.String()
-	if rt.MaxAge%(24*time.Hour) == 0 && rt.MaxAge > 0 {
-		age = strconv.FormatInt(int64(rt.MaxAge/(24*time.Hour)), 10) + "d"
+	s := strconv.Itoa(rt.Keep) + "," + days(rt.MaxAge)
+	if rt.Settle != DefaultRetention.Settle {
+		s += "," + days(rt.Settle)
 	}
-	return strconv.Itoa(rt.Keep) + "," + age
+	return s
+}
+
+// days prints d as RetainEnv reads it: whole days as 7d.
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 && d > 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	return d.String()
 }
 
 // RetentionFromEnv returns the retention RetainEnv sets (getenv is
@@ -51,13 +64,28 @@ func RetentionFromEnv(getenv func(string) string) (Retention, error) {
 	case "off":
 		return Retention{}, nil
 	}
-	count, age, ok := strings.Cut(v, ",")
-	n, err := strconv.Atoi(count)
-	d, derr := parseAge(age)
-	if !ok || err != nil || n < 0 || derr != nil {
-		return DefaultRetention, fmt.Errorf("%s=%q: want COUNT,AGE (20,7d; 0 for no bound) or off; keeping the default %s", RetainEnv, v, DefaultRetention)
+	f := strings.Split(v, ",")
+	rt := Retention{Settle: DefaultRetention.Settle}
+	var err error
+	if len(f) < 2 || len(f) > 3 {
+		err = errors.New("fields")
 	}
-	return Retention{Keep: n, MaxAge: d}, nil
+	if err == nil {
+		rt.Keep, err = strconv.Atoi(f[0])
+		if err == nil && rt.Keep < 0 {
+			err = errors.New("negative")
+		}
+	}
+	if err == nil {
+		rt.MaxAge, err = parseAge(f[1])
+	}
+	if err == nil && len(f) == 3 {
+		rt.Settle, err = parseAge(f[2])
+	}
+	if err != nil {
+		return DefaultRetention, fmt.Errorf("%s=%q: want COUNT,AGE[,SETTLE] (20,7d,1m; 0 for no bound) or off; keeping the default %s", RetainEnv, v, DefaultRetention)
+	}
+	return rt, nil
 }
 
 // parseAge reads a Go duration, or whole days (7d).
@@ -80,7 +108,8 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 // Prune removes the ended runs rt does not keep — beyond the newest
-// rt.Keep, or ended more than rt.MaxAge before now — with their logs,
+// rt.Keep, or ended more than rt.MaxAge before now, and not within
+// rt.Settle of now — with their logs,
 // receipts and configurations, and returns them (dry: removes nothing,
 // returns what it would remove). A run that is still holding something
 // (its runtime dir or cgroup leaf: a stop not confirmed) is left, as are
@@ -127,7 +156,7 @@ func (r *Registry) Prune(rt Retention, now time.Time, dry bool) ([]Removed, []er
 	var out []Removed
 	for i, x := range runs {
 		old := rt.MaxAge > 0 && now.Sub(x.rec.UpdatedAt) > rt.MaxAge
-		if (rt.Keep <= 0 || i < rt.Keep) && !old {
+		if (rt.Keep <= 0 || i < rt.Keep) && !old || now.Sub(x.rec.UpdatedAt) < rt.Settle {
 			continue
 		}
 		if r.holding(x.rec, !strings.Contains(x.stem, "@")) != "" {
