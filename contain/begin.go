@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
@@ -29,17 +28,8 @@ func (c *Cmd) begin() error {
 	if c.RunID == "" {
 		c.RunID = receipt.NewRunID()
 	}
-	c.rec = receipt.Receipt{
-		SchemaVersion: receipt.SchemaVersion,
-		RunID:         c.RunID,
-		Tether:        receipt.CurrentBuild(),
-		Host:          receipt.CurrentHost(),
-		Argv:          append([]string(nil), c.Args...),
-		Cwd:           cwd,
-		StartedAt:     time.Now().UTC(),
-		Exit:          receipt.Exit{Code: 125, MainStatus: -1},
-		Storage:       slices.Clone(c.hooks.Storage),
-	}
+	c.rec = *receipt.New(c.RunID, c.Args, cwd)
+	c.rec.Storage = slices.Clone(c.hooks.Storage)
 	return nil
 }
 

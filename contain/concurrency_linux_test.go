@@ -3,13 +3,14 @@ package contain
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/tether-run/tether/receipt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tether-run/tether/receipt"
 )
 
 // TestReceiptWhileStopping reads the receipt from another goroutine for

@@ -31,7 +31,7 @@ type ExitError struct {
 	// TimedOut says the run ended because Timeout expired.
 	TimedOut bool
 	// Storage says the run was stopped at a storage ceiling
-	// (ReasonStorage); Code is then StorageExitCode.
+	// (ReasonStorage); Code is then storageExitCode.
 	Storage bool
 }
 
@@ -52,11 +52,11 @@ func (e *ExitError) Error() string {
 	return s
 }
 
-// StorageExitCode is the exit code of a run stopped at a storage
+// storageExitCode is the exit code of a run stopped at a storage
 // ceiling: 128+25, as a shell reports a process killed by SIGXFSZ for
 // writing past its file size limit (RLIMIT_FSIZE), whatever the main
 // process's own status after the stop.
-const StorageExitCode = 128 + 25
+const storageExitCode = 128 + 25
 
 // endCode is the code tether passes on for a run that ended for reason
 // with the main process's exit e.
@@ -65,7 +65,7 @@ func endCode(reason Reason, e receipt.Exit) int {
 	case ReasonTimeout:
 		return timedOutCode(e)
 	case ReasonStorage:
-		return StorageExitCode
+		return storageExitCode
 	}
 	return e.Code
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
@@ -61,12 +62,15 @@ var (
 	jobLimitFlags            uint32 = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
 )
 
-// WineVersion is the version of Wine tether runs under, or "" on Windows.
-func WineVersion() string { return wineVersion() }
+// The job queries tether's own host report and session status read, not
+// an embedder: they reach those through internal/hooks.
+func init() {
+	hooks.WineVersion, hooks.InJob, hooks.ReadJobUsage = wineVersion, inJob, readJobUsage
+}
 
-// InJob reports whether tether itself runs in a job (a CI runner's, a
+// inJob reports whether tether itself runs in a job (a CI runner's, a
 // service's): the run's job is then nested in it.
-func InJob() bool {
+func inJob() bool {
 	in, err := isProcessInJob(windows.CurrentProcess(), 0)
 	return in && err == nil
 }
@@ -171,7 +175,7 @@ func newJob(name string) (*job, error) {
 		return nil, os.NewSyscallError("SetInformationJobObject(AssociateCompletionPort)", err)
 	}
 	j.port = port
-	j.nested = InJob()
+	j.nested = inJob()
 	go j.drain()
 	return j, nil
 }

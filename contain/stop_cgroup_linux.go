@@ -34,7 +34,7 @@ func (p *protocol) runCgroup() {
 		})
 		s.Evidence.Reaped = reaped
 		for _, t := range running {
-			s.Evidence.AddUnconfirmed(t)
+			stop.Unconfirmed(&s.Evidence, t)
 		}
 		return fmt.Sprintf("main reaped: %t; %d orphans reaped", mainOK, reaped), err
 	}

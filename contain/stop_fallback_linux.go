@@ -60,7 +60,7 @@ func (g fallbackGroup) Confirm(_ *stop.Log, deadline time.Time) {
 	reaped, running, rerr := g.reapOrphans(deadline, g.fallbackOrphan)
 	g.Evidence.Reaped = reaped
 	for _, t := range running {
-		g.Evidence.AddUnconfirmed(t)
+		stop.Unconfirmed(&g.Evidence, t)
 	}
 	g.confirm()
 	g.Step("reap", fmt.Sprintf("main reaped: %t; %d orphans reaped; %d members confirmed gone, %d not", mainOK, reaped, g.Evidence.ConfirmedGone, len(g.Evidence.Unconfirmed)), 0, rerr)

@@ -1,7 +1,6 @@
 package contain
 
 import (
-	"github.com/tether-run/tether/internal/identity"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/tether-run/tether/internal/identity"
 
 	"golang.org/x/sys/unix"
 )

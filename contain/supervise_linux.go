@@ -127,7 +127,7 @@ func (p *protocol) confirm() {
 		if h.Exited() {
 			p.Evidence.ConfirmedGone++
 		} else {
-			p.Evidence.AddUnconfirmed(h.Token.String())
+			stop.Unconfirmed(&p.Evidence, h.Token.String())
 		}
 		h.Close()
 	}

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/tether-run/tether/internal/hooks"
 )
 
 // jobName is the name of run runID's job, in the caller's logon session
@@ -17,45 +19,29 @@ func jobName(runID string) string {
 	return `Local\tether-job-` + strings.ReplaceAll(runID, `\`, "_")
 }
 
-// JobUsage is what a run's job says of its processes now.
-type JobUsage struct {
-	// Processes is the number of processes in the job.
-	Processes int
-	// CPU is the user and kernel time of every process ever in the job.
-	CPU time.Duration
-	// CommitBytes is the memory the processes in the job have committed
-	// (their commit charge, summed: private memory in RAM or the page
-	// file).
-	CommitBytes int64
-	// Inside says whether the calling process is in the job.
-	Inside bool
-	// PIDs are the processes in the job.
-	PIDs []int
-}
-
-// jobQueryAccess is what ReadJobUsage opens the job with.
+// jobQueryAccess is what readJobUsage opens the job with.
 const jobQueryAccess = 0x0004 // JOB_OBJECT_QUERY
 
-// ReadJobUsage reads the usage of the job of run runID, which a live
+// readJobUsage (hooks.ReadJobUsage) reads the usage of the job of run runID, which a live
 // process of this user created (a session's supervisor). The caller
 // proves that creator alive before and after, so that the name was the
 // run's job throughout.
-func ReadJobUsage(runID string) (JobUsage, error) {
+func readJobUsage(runID string) (hooks.JobUsage, error) {
 	name, err := windows.UTF16PtrFromString(jobName(runID))
 	if err != nil {
-		return JobUsage{}, err
+		return hooks.JobUsage{}, err
 	}
 	r, _, lastErr := procOpenJobObjectW.Call(jobQueryAccess, 0, uintptr(unsafe.Pointer(name)))
 	if r == 0 {
-		return JobUsage{}, os.NewSyscallError("OpenJobObject", lastErr)
+		return hooks.JobUsage{}, os.NewSyscallError("OpenJobObject", lastErr)
 	}
 	j := &job{h: windows.Handle(r)}
 	defer windows.CloseHandle(j.h)
 	a, err := j.accounting()
 	if err != nil {
-		return JobUsage{}, err
+		return hooks.JobUsage{}, err
 	}
-	u := JobUsage{Processes: int(a.ActiveProcesses), CPU: time.Duration(a.TotalUserTime+a.TotalKernelTime) * 100}
+	u := hooks.JobUsage{Processes: int(a.ActiveProcesses), CPU: time.Duration(a.TotalUserTime+a.TotalKernelTime) * 100}
 	u.Inside, _ = isProcessInJob(windows.CurrentProcess(), j.h)
 	pids, err := j.pids()
 	if err != nil {

@@ -43,13 +43,13 @@ func FuzzParseCPUs(f *testing.F) {
 			}
 			return
 		}
-		if !(c > 0) || math.IsInf(c, 0) || c > MaxCPUs {
-			t.Fatalf("ParseCPUs(%q) = %g, want in (0, %d]", s, c, MaxCPUs)
+		if !(c > 0) || math.IsInf(c, 0) || c > maxCPUs {
+			t.Fatalf("ParseCPUs(%q) = %g, want in (0, %d]", s, c, maxCPUs)
 		}
 		spec := Spec{CPUs: c}
 		if spec.Validate() == nil {
-			if q := spec.Quota(); q < 1000 || q > MaxCPUs*CPUPeriod {
-				t.Errorf("ParseCPUs(%q) = %g: Quota() = %d, want within [1000, %d]", s, c, q, MaxCPUs*CPUPeriod)
+			if q := spec.Quota(); q < 1000 || q > maxCPUs*CPUPeriod {
+				t.Errorf("ParseCPUs(%q) = %g: Quota() = %d, want within [1000, %d]", s, c, q, maxCPUs*CPUPeriod)
 			}
 		}
 	})

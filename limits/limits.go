@@ -101,9 +101,9 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// MaxCPUs bounds a CPU count: more than any machine has, and small
+// maxCPUs bounds a CPU count: more than any machine has, and small
 // enough that its quota (CPUs × CPUPeriod µs) is a plain int64.
-const MaxCPUs = 1 << 20
+const maxCPUs = 1 << 20
 
 // IsDecimal reports whether s is a plain decimal number: digits with at
 // most one dot (5, 0.5, .5, 5.). strconv.ParseFloat would also take
@@ -127,12 +127,12 @@ func IsDecimal(s string) bool {
 }
 
 // ParseCPUs parses a CPU count such as "2" or "0.5": a positive decimal
-// number up to MaxCPUs.
+// number up to maxCPUs.
 func ParseCPUs(s string) (float64, error) {
 	in := strings.TrimSpace(s)
 	f, err := strconv.ParseFloat(in, 64)
-	if !IsDecimal(in) || err != nil || f <= 0 || f > MaxCPUs {
-		return 0, fmt.Errorf("%w: CPU count %q: want a positive number up to %d such as 2 or 0.5", ErrSyntax, s, MaxCPUs)
+	if !IsDecimal(in) || err != nil || f <= 0 || f > maxCPUs {
+		return 0, fmt.Errorf("%w: CPU count %q: want a positive number up to %d such as 2 or 0.5", ErrSyntax, s, maxCPUs)
 	}
 	return f, nil
 }

@@ -5,10 +5,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// CurrentHost is the machine and boot this process runs in. What cannot be
+// currentHost is the machine and boot this process runs in. What cannot be
 // read stays empty: a receipt is still worth writing without it, and the
 // identity tokens carry the boot id on their own.
-func CurrentHost() Host {
+func currentHost() Host {
 	var h Host
 	h.BootID, _ = identity.BootID()
 	var u unix.Utsname

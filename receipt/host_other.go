@@ -4,9 +4,9 @@ package receipt
 
 import "os"
 
-// CurrentHost is the machine this process runs in; boot id and kernel
+// currentHost is the machine this process runs in; boot id and kernel
 // release are read on Linux only.
-func CurrentHost() Host {
+func currentHost() Host {
 	h, _ := os.Hostname()
 	return Host{Hostname: h}
 }

@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// CurrentHost is the machine and boot this process runs in: the host
+// currentHost is the machine and boot this process runs in: the host
 // name, the boot id identity's tokens carry, and the Windows version
 // (major.minor.build) as the kernel.
-func CurrentHost() Host {
+func currentHost() Host {
 	var h Host
 	h.Hostname, _ = os.Hostname()
 	h.BootID, _ = identity.BootID()

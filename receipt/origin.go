@@ -24,9 +24,6 @@ type Tether struct {
 	Executable *Executable `json:"executable,omitempty"`
 }
 
-// CurrentBuild is the build of the running tether.
-func CurrentBuild() Tether { return currentBuild() }
-
 // currentBuild is read once: the build cannot change while the program
 // runs.
 var currentBuild = sync.OnceValue(func() Tether {

@@ -41,22 +41,29 @@ func NotRun(runID string, argv []string, reason, detail string) *Receipt {
 		runID = NewRunID()
 	}
 	cwd, _ := os.Getwd()
-	now := time.Now().UTC()
+	r := New(runID, argv, cwd)
+	r.EndedAt = r.StartedAt
+	r.Outcome = OutcomeNotRun
+	r.Refusal = &Refusal{Reason: reason, Detail: detail}
+	r.Stop = Stop{Reason: "not-run"}
+	r.StopConfirmed = true
+	r.Evidence = Evidence{Empty: true, EmptyBy: "nothing was started"}
+	r.Error = detail
+	return r
+}
+
+// New begins the receipt of run runID of argv in the directory cwd,
+// started now: this build and host, and an exit not known yet (code 125,
+// no main status), which the stop fills in.
+func New(runID string, argv []string, cwd string) *Receipt {
 	return &Receipt{
 		SchemaVersion: SchemaVersion,
 		RunID:         runID,
-		Tether:        CurrentBuild(),
-		Host:          CurrentHost(),
+		Tether:        currentBuild(),
+		Host:          currentHost(),
 		Argv:          append([]string(nil), argv...),
 		Cwd:           cwd,
-		StartedAt:     now,
-		EndedAt:       now,
-		Outcome:       OutcomeNotRun,
-		Refusal:       &Refusal{Reason: reason, Detail: detail},
+		StartedAt:     time.Now().UTC(),
 		Exit:          Exit{Code: 125, MainStatus: -1},
-		Stop:          Stop{Reason: "not-run"},
-		StopConfirmed: true,
-		Evidence:      Evidence{Empty: true, EmptyBy: "nothing was started"},
-		Error:         detail,
 	}
 }

@@ -5,7 +5,6 @@ package receipt
 
 import (
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/tether-run/tether/internal/atomicfile"
@@ -261,15 +260,6 @@ type Evidence struct {
 	// Unconfirmed lists tokens of members not confirmed gone.
 	Unconfirmed []string `json:"unconfirmed"`
 	LeafRemoved bool     `json:"leaf_removed"`
-}
-
-// AddUnconfirmed lists the token tok among the members not confirmed
-// gone, once: an orphan still running at the reap's deadline may be a
-// member the confirmation lists too.
-func (e *Evidence) AddUnconfirmed(tok string) {
-	if !slices.Contains(e.Unconfirmed, tok) {
-		e.Unconfirmed = append(e.Unconfirmed, tok)
-	}
 }
 
 // Normalize replaces nil slices with empty ones so that JSON never carries

@@ -51,11 +51,10 @@ const (
 	StateFailed   = "failed"  // failed to start
 )
 
-// SchemaVersion is the version of the record format.
-const SchemaVersion = 1
-
 // Record is what the registry knows of one session.
 type Record struct {
+	// SchemaVersion is the version of the record format, which the
+	// registry writes and checks (1).
 	SchemaVersion int    `json:"schema_version"`
 	Name          string `json:"name"`
 	// Kind is "session" or "run" (a tether run's record, removed when

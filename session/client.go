@@ -231,7 +231,7 @@ func (c *Client) Status(name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return StatusWithProcesses(rec), nil
+	return statusWithProcesses(rec), nil
 }
 
 // List returns the status of every recorded session, live and ended, and

@@ -69,7 +69,7 @@ func (c *Client) Inspect(name, run string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Inspection{SchemaVersion: 1, Status: StatusWithProcesses(rec)}
+	in := &Inspection{SchemaVersion: 1, Status: statusWithProcesses(rec)}
 	spec, err := c.config(rec)
 	switch {
 	case err == nil:

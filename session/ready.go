@@ -62,14 +62,14 @@ type check struct {
 	last string         // what its latest try saw, when it failed
 }
 
-// ReadyKinds are the kinds of readiness check, as --ready takes them.
-var ReadyKinds = []string{"tcp", "unix", "file", "log", "exec"}
+// readyKinds are the kinds of readiness check, as --ready takes them.
+var readyKinds = []string{"tcp", "unix", "file", "log", "exec"}
 
 // parseCheck parses one readiness check: tcp:[HOST:]PORT, unix:PATH,
 // file:PATH, log:REGEX or exec:CMD.
 func parseCheck(spec string) (*check, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
-	if !ok || arg == "" || !slices.Contains(ReadyKinds, kind) {
+	if !ok || arg == "" || !slices.Contains(readyKinds, kind) {
 		return nil, badOption("--ready %q: want tcp:[HOST:]PORT, unix:PATH, file:PATH, log:REGEX or exec:CMD", spec)
 	}
 	c := &check{spec: spec, kind: kind, arg: arg}

@@ -66,8 +66,8 @@ func execIn(reg *store.Registry, name string, o ExecOptions, stdio [3]*os.File, 
 	return receipt.Exit{Code: 125, MainStatus: -1}, errors.ErrUnsupported
 }
 
-// StatusWithProcesses is StatusOf on this system: members are not listed.
-func StatusWithProcesses(rec *registry.Record) Status { return StatusOf(rec) }
+// statusWithProcesses is StatusOf on this system: members are not listed.
+func statusWithProcesses(rec *registry.Record) Status { return StatusOf(rec) }
 
 // readyFile is nil on this system: there is no supervisor.
 func readyFile() *os.File { return nil }

@@ -19,8 +19,8 @@ func StatusOf(rec *registry.Record) Status {
 	return s
 }
 
-// StatusWithProcesses is StatusOf with the members listed.
-func StatusWithProcesses(rec *registry.Record) Status {
+// statusWithProcesses is StatusOf with the members listed.
+func statusWithProcesses(rec *registry.Record) Status {
 	s, pids := status(rec)
 	s.Processes = describe(pids)
 	return s

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/registry"
 )
@@ -66,13 +66,13 @@ func describe(pids []int) []Proc {
 
 // jobUsage reads rec's job, if its supervisor is alive (supervised: seen
 // alive just before) and still alive after the read.
-func jobUsage(rec *registry.Record, supervised bool) (contain.JobUsage, bool) {
+func jobUsage(rec *registry.Record, supervised bool) (hooks.JobUsage, bool) {
 	if !supervised || rec.RunID == "" {
-		return contain.JobUsage{}, false
+		return hooks.JobUsage{}, false
 	}
-	u, err := contain.ReadJobUsage(rec.RunID)
+	u, err := hooks.ReadJobUsage(rec.RunID)
 	if err != nil || identity.Check(rec.Supervisor) != nil {
-		return contain.JobUsage{}, false
+		return hooks.JobUsage{}, false
 	}
 	return u, true
 }

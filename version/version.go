@@ -22,9 +22,9 @@ import (
 	"strings"
 )
 
-// Module is tether's module path. When tether is a library inside another
+// module is tether's module path. When tether is a library inside another
 // program, its version is that dependency's, not the program's.
-const Module = "github.com/tether-run/tether"
+const module = "github.com/tether-run/tether"
 
 // Set by release builds with -ldflags "-X github.com/tether-run/tether/version.stamped...=":
 // empty in every other build.
@@ -80,7 +80,7 @@ func stamp(info Info) Info {
 // recorded (vcs.* describe the main module's checkout, not tether's).
 func fromBuildInfo(bi *debug.BuildInfo) Info {
 	info := Info{Version: "(unknown)", GoVersion: bi.GoVersion}
-	if bi.Main.Path == Module || bi.Main.Path == "" {
+	if bi.Main.Path == module || bi.Main.Path == "" {
 		if bi.Main.Version != "" {
 			info.Version = bi.Main.Version
 		}
@@ -97,7 +97,7 @@ func fromBuildInfo(bi *debug.BuildInfo) Info {
 		return info
 	}
 	for _, d := range bi.Deps {
-		if d.Path != Module {
+		if d.Path != module {
 			continue
 		}
 		if d.Replace != nil {

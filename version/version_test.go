@@ -22,18 +22,18 @@ func TestFromBuildInfo(t *testing.T) {
 		bi   debug.BuildInfo
 		want Info
 	}{
-		{"checkout build", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: Module, Version: "(devel)"}, Settings: vcs},
+		{"checkout build", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "(devel)"}, Settings: vcs},
 			Info{Version: "(devel)", Revision: "0123456789abcdef0123456789abcdef01234567", Modified: true, Time: "2026-12-01T00:00:00Z", GoVersion: "go1.26.8"}},
-		{"go install at a version", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: Module, Version: "v0.3.0"}},
+		{"go install at a version", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "v0.3.0"}},
 			Info{Version: "v0.3.0", GoVersion: "go1.26.8"}},
-		{"test binary", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: Module, Version: "(devel)"}},
+		{"test binary", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "(devel)"}},
 			Info{Version: "(devel)", GoVersion: "go1.26.8"}},
 		// The program's commit is not tether's: no revision.
 		{"library in another program", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "example.com/app", Version: "(devel)"}, Settings: vcs,
-			Deps: []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.50.0"}, {Path: Module, Version: "v0.2.1"}}},
+			Deps: []*debug.Module{{Path: "golang.org/x/sys", Version: "v0.50.0"}, {Path: module, Version: "v0.2.1"}}},
 			Info{Version: "v0.2.1", GoVersion: "go1.26.8"}},
 		{"replaced library", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "example.com/app"},
-			Deps: []*debug.Module{{Path: Module, Version: "v0.2.1", Replace: &debug.Module{Path: "../tether", Version: ""}}}},
+			Deps: []*debug.Module{{Path: module, Version: "v0.2.1", Replace: &debug.Module{Path: "../tether", Version: ""}}}},
 			Info{Version: "(unknown)", GoVersion: "go1.26.8"}},
 	}
 	for _, tt := range tests {
@@ -120,7 +120,7 @@ func TestStamped(t *testing.T) {
 // passes (the variables' full names: a misspelt one is silently ignored
 // by the linker) and checks that --version names the stamped release.
 func TestStampedBinary(t *testing.T) {
-	ldflags := "-X " + Module + "/version.stampedVersion=v9.8.7 -X " + Module + "/version.stampedRevision=0123456789abcdef0123456789abcdef01234567"
+	ldflags := "-X " + module + "/version.stampedVersion=v9.8.7 -X " + module + "/version.stampedRevision=0123456789abcdef0123456789abcdef01234567"
 	_, bin := buildTether(t, "-buildvcs=false", "-ldflags", ldflags)
 	got, err := exec.Command(bin, "--version").Output()
 	if err != nil {
@@ -148,7 +148,7 @@ func buildTether(t *testing.T, flags ...string) (gobin, bin string) {
 		t.Skipf("no working go toolchain (%s version: %v)", gobin, err)
 	}
 	bin = filepath.Join(t.TempDir(), "tether")
-	args := append(append([]string{"build"}, flags...), "-o", bin, Module+"/cmd/tether")
+	args := append(append([]string{"build"}, flags...), "-o", bin, module+"/cmd/tether")
 	build := exec.Command(gobin, args...)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {

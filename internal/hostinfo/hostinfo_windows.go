@@ -11,6 +11,7 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/budget"
+	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/limits"
 )
 
@@ -24,10 +25,10 @@ func probe(o Options) (Report, error) {
 	r := newReport("windows")
 	r.Supported = true
 	v := windows.RtlGetVersion()
-	j := &Job{Windows: fmt.Sprintf("%d.%d.%d", v.MajorVersion, v.MinorVersion, v.BuildNumber), Wine: contain.WineVersion()}
+	j := &Job{Windows: fmt.Sprintf("%d.%d.%d", v.MajorVersion, v.MinorVersion, v.BuildNumber), Wine: hooks.WineVersion()}
 	r.Kernel = j.Windows
 	r.Job = j
-	j.InJob = contain.InJob()
+	j.InJob = hooks.InJob()
 	// The probes run the command interpreter, which every Windows has:
 	// cmd /c exit 0.
 	exe := os.Getenv("ComSpec")

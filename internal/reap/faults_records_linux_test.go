@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-run/tether/internal/reap"
+	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -53,7 +54,7 @@ func TestFaultCorruptRecords(t *testing.T) {
 		{"truncated.json", truncated[:len(truncated)/2]},
 		{"empty.json", nil},
 		{"null.json", []byte("null\n")},
-		{"wrong-schema.json", like("wrong-schema", func(r *registry.Record) { r.SchemaVersion = registry.SchemaVersion + 1 })},
+		{"wrong-schema.json", like("wrong-schema", func(r *registry.Record) { r.SchemaVersion = store.SchemaVersion + 1 })},
 		{"no-schema.json", []byte(`{"name": "no-schema", "kind": "run", "state": "running"}`)},
 		{"wrong-name.json", valid},
 		{"oversized.json", like("oversized", func(r *registry.Record) { r.Argv = []string{strings.Repeat("x", 1<<20)} })},

@@ -182,7 +182,7 @@ func (g *recordedGroup) Confirm(_ *stop.Log, deadline time.Time) {
 		if h.WaitExit(time.Until(deadline)) {
 			g.Evidence.ConfirmedGone++
 		} else {
-			g.Evidence.AddUnconfirmed(h.Token.String())
+			stop.Unconfirmed(&g.Evidence, h.Token.String())
 		}
 	}
 	g.Step("reap", fmt.Sprintf("%d members confirmed gone by their pidfds, %d not (not our children: their exit statuses went to whoever adopted them)", g.Evidence.ConfirmedGone, len(g.Evidence.Unconfirmed)), 0, nil)

@@ -71,11 +71,9 @@ func newReceipt(rec *registry.Record, m receipt.Mechanism, reason string) *recei
 	if reason == "" {
 		reason = "reap"
 	}
-	return &receipt.Receipt{
-		SchemaVersion: receipt.SchemaVersion, RunID: rec.RunID, Tether: receipt.CurrentBuild(), Host: receipt.CurrentHost(),
-		Argv: rec.Argv, Cwd: rec.Cwd, StartedAt: time.Now().UTC(),
-		Mechanism: m, Stop: receipt.Stop{Reason: reason}, Exit: receipt.Exit{Code: -1, MainStatus: -1},
-	}
+	r := receipt.New(rec.RunID, rec.Argv, rec.Cwd)
+	r.Mechanism, r.Stop, r.Exit.Code = m, receipt.Stop{Reason: reason}, -1
+	return r
 }
 
 func finish(r *receipt.Receipt) *receipt.Receipt {

@@ -67,7 +67,7 @@ func (g *fakeGroup) EmptyBy() string { return "fake empty" }
 func (g *fakeGroup) Confirm(l *Log, deadline time.Time) {
 	g.calls = append(g.calls, "confirm")
 	for _, u := range g.unconfirmed {
-		l.Evidence.AddUnconfirmed(u)
+		Unconfirmed(&l.Evidence, u)
 	}
 	l.Step("reap", "fake", 0, nil)
 }

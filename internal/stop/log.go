@@ -1,6 +1,7 @@
 package stop
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tether-run/tether/receipt"
@@ -40,5 +41,14 @@ func (l *Log) StepFrom(at time.Time, name, observed string, members int, err err
 	l.Steps = append(l.Steps, s)
 	if l.Progress != nil {
 		l.Progress(s)
+	}
+}
+
+// Unconfirmed lists the token tok among e's members not confirmed gone,
+// once: an orphan still running at the reap's deadline may be a member
+// the confirmation lists too.
+func Unconfirmed(e *receipt.Evidence, tok string) {
+	if !slices.Contains(e.Unconfirmed, tok) {
+		e.Unconfirmed = append(e.Unconfirmed, tok)
 	}
 }

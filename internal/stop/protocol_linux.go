@@ -150,7 +150,7 @@ func (r *Run) again() bool {
 		if h.WaitExit(time.Until(deadline)) {
 			gone++
 		} else {
-			r.Evidence.AddUnconfirmed(h.Token.String())
+			Unconfirmed(&r.Evidence, h.Token.String())
 		}
 	}
 	r.Evidence.ConfirmedGone += gone
@@ -295,7 +295,7 @@ func (r *Run) confirm(deadline time.Time) {
 		if h.WaitExit(time.Until(deadline)) {
 			r.Evidence.ConfirmedGone++
 		} else {
-			r.Evidence.AddUnconfirmed(h.Token.String())
+			Unconfirmed(&r.Evidence, h.Token.String())
 		}
 	}
 	r.step("reap", fmt.Sprintf("%s%d members confirmed gone, %d not", obs, r.Evidence.ConfirmedGone, len(r.Evidence.Unconfirmed)), 0, err)

@@ -182,12 +182,15 @@ func (r *Registry) Create(rec *registry.Record) error {
 	return r.create("records", rec.Name+".json", b)
 }
 
+// SchemaVersion is the version of the record format it writes and reads.
+const SchemaVersion = 1
+
 // encodeRecord checks rec's name and returns the record file's content.
 func encodeRecord(rec *registry.Record) ([]byte, error) {
 	if err := registry.CheckName(rec.Name); err != nil {
 		return nil, err
 	}
-	rec.SchemaVersion = registry.SchemaVersion
+	rec.SchemaVersion = SchemaVersion
 	if rec.Argv == nil {
 		rec.Argv = []string{}
 	}

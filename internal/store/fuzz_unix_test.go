@@ -37,7 +37,7 @@ func FuzzRecord(f *testing.F) {
 			}
 			return
 		}
-		if rec.Name != "fz" || rec.SchemaVersion != registry.SchemaVersion {
+		if rec.Name != "fz" || rec.SchemaVersion != SchemaVersion {
 			t.Errorf("Read of %q = %+v", b, rec)
 		}
 		if err := r.Write(rec); err != nil {

@@ -111,7 +111,7 @@ func (r *Registry) readStem(sub, stem string) (*registry.Record, error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", registry.ErrCorrupt, p, err)
 	}
-	if rec.SchemaVersion != registry.SchemaVersion || rec.Name != name || (id != "" && rec.RunID != id) {
+	if rec.SchemaVersion != SchemaVersion || rec.Name != name || (id != "" && rec.RunID != id) {
 		return nil, fmt.Errorf("%w: %s: schema %d, name %q, run %q", registry.ErrCorrupt, p, rec.SchemaVersion, rec.Name, rec.RunID)
 	}
 	return &rec, nil

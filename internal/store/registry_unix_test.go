@@ -83,7 +83,7 @@ func TestClaimWriteRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := r.Read("web")
-	if err != nil || got.State != registry.StateRunning || got.Argv[1] != "1" || got.SchemaVersion != registry.SchemaVersion {
+	if err != nil || got.State != registry.StateRunning || got.Argv[1] != "1" || got.SchemaVersion != SchemaVersion {
 		t.Fatalf("Read = %+v, %v", got, err)
 	}
 	if _, err := r.Read("nope"); !errors.Is(err, registry.ErrNotFound) {
@@ -217,7 +217,7 @@ func TestCreateDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := r.Read("run-1")
-	if err != nil || got.State != registry.StateRunning || got.SchemaVersion != registry.SchemaVersion {
+	if err != nil || got.State != registry.StateRunning || got.SchemaVersion != SchemaVersion {
 		t.Fatalf("Read after Create = %+v, %v", got, err)
 	}
 	if err := r.Create(rec); !errors.Is(err, os.ErrExist) {
