@@ -11,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/internal/supervisor"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -122,7 +124,7 @@ func (c *Client) Stop(ctx context.Context, name string, o StopOptions) (*receipt
 // first, then all are waited for, so n sessions take as long as the
 // slowest, not the sum. Every session is attempted even when one fails.
 func (c *Client) StopMany(ctx context.Context, names []string, o StopOptions) []StopResult {
-	req := stopRequest{Reason: "request", GraceMS: o.Grace.Milliseconds(), Kill: o.Kill}
+	req := sessionctl.StopRequest{Reason: "request", GraceMS: o.Grace.Milliseconds(), Kill: o.Kill}
 	if o.Grace < 0 {
 		req.GraceMS = -1
 	}
@@ -130,13 +132,25 @@ func (c *Client) StopMany(ctx context.Context, names []string, o StopOptions) []
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
-	return stopMany(c.reg, names, req, wait, o.KillOn, ctx.Done(), o.Progress)
+	rs := sessionctl.StopMany(c.reg, names, req, wait, o.KillOn, ctx.Done(), o.Progress)
+	out := make([]StopResult, len(rs))
+	for i, r := range rs {
+		out[i] = StopResult(r)
+	}
+	return out
+}
+
+// StopResult is how the stop of one session ended.
+type StopResult struct {
+	Name    string
+	Receipt *receipt.Receipt
+	Err     error
 }
 
 // Wait waits until the session has ended and returns its record; ctx
 // bounds the wait (its error is returned with the record as last read).
 func (c *Client) Wait(ctx context.Context, name string) (*registry.Record, error) {
-	return waitEnd(ctx, c.reg, name)
+	return sessionctl.WaitEnd(ctx, c.reg, name)
 }
 
 // ExecOptions describe a command to run in a session.
@@ -272,11 +286,8 @@ func (c *Client) Family(name string) ([]*registry.Record, error) {
 	if rec.Supervisor == "" {
 		return nil, nil
 	}
-	return family(c.reg, rec.Supervisor), nil
+	return sessionctl.Family(c.reg, rec.Supervisor), nil
 }
-
-// superviseArg is the first argument of a supervisor's command line.
-const superviseArg = "__supervise"
 
 // MaybeSupervise runs this process as a session's supervisor and exits,
 // if it was started as one by Client.Start; otherwise it returns at once,
@@ -291,30 +302,12 @@ const superviseArg = "__supervise"
 //	}
 func MaybeSupervise() {
 	selfSupervises.Store(true)
-	if len(os.Args) < 2 || os.Args[1] != superviseArg {
+	if len(os.Args) < 2 || os.Args[1] != supervisor.SuperviseArg {
 		return
 	}
-	state, name, err := superviseArgs(os.Args[2:])
-	if err == nil {
-		err = supervise(state, name, readyFile())
-	}
-	if err != nil {
+	if err := supervisor.Main(os.Args[2:]); err != nil {
 		fmt.Fprintf(os.Stderr, "tether: supervisor: %v\n", err)
 		os.Exit(1)
 	}
 	os.Exit(0)
-}
-
-// supervisorArgs is the command line Start gives a supervisor: the name
-// after "--", so that whatever it is, it is never a flag.
-func supervisorArgs(exe, state, name string) []string {
-	return []string{exe, superviseArg, "--state", state, "--", name}
-}
-
-// superviseArgs parses what follows superviseArg.
-func superviseArgs(args []string) (state, name string, err error) {
-	if len(args) != 4 || args[0] != "--state" || args[2] != "--" || args[1] == "" {
-		return "", "", fmt.Errorf("usage: %s --state DIR -- NAME (got %q)", superviseArg, args)
-	}
-	return args[1], args[3], nil
 }

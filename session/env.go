@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tether-run/tether/contain"
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
@@ -53,7 +54,7 @@ var namingVars = []string{"TETHER_SESSION", "TETHER_SESSION_DIR", contain.RunIDE
 // (Options.Set: TMPDIR=…) is the one its spec holds.
 func recordEnv(reg *store.Registry, rec *registry.Record) []string {
 	own := ownEnv(rec.Name, rec.RuntimeDir, rec.Profile, rec.RunID)
-	if spec, err := readSpec(reg, rec); err == nil && spec.RunID == rec.RunID {
+	if spec, err := sessionctl.ReadSpec(reg, rec); err == nil && spec.RunID == rec.RunID {
 		for _, kv := range spec.Env {
 			if k, v, _ := strings.Cut(kv, "="); own[k] != "" && !slices.Contains(namingVars, k) {
 				own[k] = v

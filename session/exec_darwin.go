@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
 )
@@ -15,10 +14,3 @@ import (
 func execIn(reg *store.Registry, name string, o ExecOptions, stdio [3]*os.File, sigs <-chan os.Signal) (receipt.Exit, error) {
 	return receipt.Exit{Code: 125, MainStatus: -1}, fmt.Errorf("session: exec: %w on macOS yet", errors.ErrUnsupported)
 }
-
-// execServer serves nothing on macOS.
-type execServer struct{}
-
-func serveExec(*contain.Cmd, string) (*execServer, error) { return nil, nil }
-
-func (s *execServer) close() {}

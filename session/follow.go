@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
@@ -90,7 +91,7 @@ func logs(ctx context.Context, reg *store.Registry, name string, w io.Writer, o 
 			return drainEnd(t, v, rec)
 		}
 		if sup == nil && rec.Supervisor != "" {
-			if sup, err = supervisorOf(rec); err != nil {
+			if sup, err = sessionctl.SupervisorOf(rec); err != nil {
 				return gone(read, t, v, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/limits"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
@@ -78,7 +79,7 @@ func (c *Client) Inspect(name, run string) (*Inspection, error) {
 		in.Problems = append(in.Problems, "config: "+err.Error())
 	}
 	if rec.Receipt != "" {
-		if in.Receipt, err = readReceipt(c.reg, rec); err != nil {
+		if in.Receipt, err = sessionctl.ReadReceipt(c.reg, rec); err != nil {
 			in.Problems = append(in.Problems, "receipt: "+err.Error())
 		}
 	}
@@ -87,22 +88,22 @@ func (c *Client) Inspect(name, run string) (*Inspection, error) {
 
 // config reads the spec of rec's run: the one its supervisor kept when
 // the run ended, else, while it runs, the one in its runtime dir.
-func (c *Client) config(rec *registry.Record) (*supervisorSpec, error) {
-	b, err := c.reg.ReadFile(c.reg.ConfigPath(rec.Name, rec.RunID), maxSpec)
+func (c *Client) config(rec *registry.Record) (*sessionctl.Spec, error) {
+	b, err := c.reg.ReadFile(c.reg.ConfigPath(rec.Name, rec.RunID), sessionctl.MaxSpec)
 	if err == nil {
-		return decodeSpec(b, rec.Name)
+		return sessionctl.DecodeSpec(b, rec.Name)
 	}
 	if !errors.Is(err, os.ErrNotExist) || !rec.Live() {
 		return nil, err
 	}
-	spec, err := readSpec(c.reg, rec)
+	spec, err := sessionctl.ReadSpec(c.reg, rec)
 	if err == nil && spec.RunID != rec.RunID {
 		return nil, os.ErrNotExist // a later run's
 	}
 	return spec, err
 }
 
-func configOf(s *supervisorSpec) *Config {
+func configOf(s *sessionctl.Spec) *Config {
 	cfg := &Config{
 		Argv: s.Argv, Env: s.Env, Dir: s.Dir, Owner: s.Owner, Profile: s.Profile, Until: s.Until,
 		TTLMS: s.TTL.Milliseconds(), GraceMS: s.Grace.Milliseconds(), KillWaitMS: s.KillWait.Milliseconds(),

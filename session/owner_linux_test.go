@@ -18,7 +18,7 @@ import (
 // by its supervisor when that owner dies (SIGKILL, so nothing of the
 // owner's takes part), with stop reason owner-exit and every member —
 // a daemon that ignores SIGTERM included — confirmed gone. The session
-// package's own guard on its owner watch (session/watch.go), not only the
+// package's own guard on its owner watch (internal/supervisor/watch.go; TestSuperviseOwnerDeath guards it there), not only the
 // CLI's tests.
 func TestOwnerDeathStopsSession(t *testing.T) {
 	state := t.TempDir()

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -70,7 +71,7 @@ var readyKinds = []string{"tcp", "unix", "file", "log", "exec"}
 func parseCheck(spec string) (*check, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" || !slices.Contains(readyKinds, kind) {
-		return nil, badOption("--ready %q: want tcp:[HOST:]PORT, unix:PATH, file:PATH, log:REGEX or exec:CMD", spec)
+		return nil, sessionctl.BadOption("--ready %q: want tcp:[HOST:]PORT, unix:PATH, file:PATH, log:REGEX or exec:CMD", spec)
 	}
 	c := &check{spec: spec, kind: kind, arg: arg}
 	switch kind {
@@ -80,13 +81,13 @@ func parseCheck(spec string) (*check, error) {
 			host, port = "localhost", arg
 		}
 		if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
-			return nil, badOption("--ready %q: %q is not a port", spec, port)
+			return nil, sessionctl.BadOption("--ready %q: %q is not a port", spec, port)
 		}
 		c.arg = net.JoinHostPort(host, port)
 	case "log":
 		re, err := regexp.Compile(arg)
 		if err != nil {
-			return nil, badOption("--ready %q: %v", spec, err)
+			return nil, sessionctl.BadOption("--ready %q: %v", spec, err)
 		}
 		c.re = re
 	}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -60,7 +61,7 @@ func (c *Client) Restart(ctx context.Context, name string, o RestartOptions) (st
 }
 
 // optionsOf is the Options a run's spec was made from, with a new run id.
-func optionsOf(s *supervisorSpec) Options {
+func optionsOf(s *sessionctl.Spec) Options {
 	o := Options{
 		Name: s.Name, Argv: s.Argv, Env: s.Env, Dir: s.Dir, Profile: s.Profile, Until: s.Until,
 		TTL: s.TTL, Pool: s.Pool, Max: s.Max, Grace: s.Grace, KillWait: s.KillWait,
@@ -72,7 +73,7 @@ func optionsOf(s *supervisorSpec) Options {
 		o.StopExec = []string{} // none, as the spec says: not the profile's
 	}
 	if s.StopSignal != "" {
-		o.StopSignal = syscall.Signal(signalNum(s.StopSignal))
+		o.StopSignal = syscall.Signal(sessionctl.SignalNum(s.StopSignal))
 	}
 	if o.Env == nil {
 		o.Env = []string{}
@@ -83,7 +84,7 @@ func optionsOf(s *supervisorSpec) Options {
 // sameOwner is the owner a restart of a run started with spec gets: a
 // process owner only while that very process runs, by its pid now; a
 // session owner or none as it was.
-func sameOwner(name string, spec *supervisorSpec) (string, error) {
+func sameOwner(name string, spec *sessionctl.Spec) (string, error) {
 	if spec.Owner == "none" || spec.Owner == "" || strings.HasPrefix(spec.Owner, "session:") {
 		return spec.Owner, nil
 	}

@@ -33,8 +33,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/sessionlog"
-	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 
 	"github.com/tether-run/tether/limits"
@@ -42,7 +42,7 @@ import (
 
 var (
 	// ErrOwner is returned when the owner cannot be resolved or is dead.
-	ErrOwner = errors.New("session: owner")
+	ErrOwner = sessionctl.ErrOwner
 	// ErrPoolFull is returned when a pool already has its maximum of live
 	// members (runs and sessions) after dead ones were reclaimed; it is
 	// registry.ErrPoolFull.
@@ -52,30 +52,30 @@ var (
 	ErrSocketPath = errors.New("session: socket path too long")
 	// ErrUnsupervised is returned when acting on a session whose supervisor
 	// is gone; `tether reap` reclaims such sessions.
-	ErrUnsupervised = errors.New("session: unsupervised")
+	ErrUnsupervised = sessionctl.ErrUnsupervised
 	// ErrSupervisor is returned when the supervisor failed before it could
 	// report.
-	ErrSupervisor = errors.New("session: supervisor failed")
+	ErrSupervisor = sessionctl.ErrSupervisor
 	// ErrStarting is returned when stopping a session whose supervisor has
 	// not recorded itself yet; try again once its start has returned.
-	ErrStarting = errors.New("session: still starting")
+	ErrStarting = sessionctl.ErrStarting
 	// ErrStillStopping is returned by Stop and StopMany when the wait for a
 	// supervisor ended (deadline, or the caller gave up) before the stop:
 	// the supervisor goes on with it, and `tether wait` can follow it.
-	ErrStillStopping = errors.New("session: still stopping")
+	ErrStillStopping = sessionctl.ErrStillStopping
 	// ErrEnded is returned by Exec when the session has ended: nothing is
 	// left to run a command beside.
 	ErrEnded = errors.New("session: ended")
 	// ErrBadOptions is wrapped by Start when Options are malformed (an
 	// unknown Until or Profile, an owner spec of no known form): the
 	// caller's mistake, nothing was created.
-	ErrBadOptions = errors.New("session: bad options")
+	ErrBadOptions = sessionctl.ErrBadOptions
 )
 
 // Until policies: when a session ends by itself.
 const (
-	UntilMainExit = "main-exit" // the main process exits: what is left is stopped
-	UntilEmpty    = "empty"     // the group is empty (for commands that daemonize)
+	UntilMainExit = sessionctl.UntilMainExit // the main process exits: what is left is stopped
+	UntilEmpty    = sessionctl.UntilEmpty    // the group is empty (for commands that daemonize)
 )
 
 // Options describe a session to start.
@@ -225,27 +225,6 @@ type Proc struct {
 	PID  int      `json:"pid"`
 	PPID int      `json:"ppid"`
 	Argv []string `json:"argv"`
-}
-
-// stopRequest is what `tether stop` leaves in the session's runtime dir,
-// one file per request (stop-*.json), before it signals the supervisor.
-type stopRequest struct {
-	// GraceMS is the grace in milliseconds: 0 the session's own, -1 none.
-	GraceMS int64 `json:"grace_ms"`
-	// Kill kills the members at once, also of a stop already under way.
-	Kill   bool   `json:"kill,omitempty"`
-	Reason string `json:"reason"`
-	// Supervisor is the token of the supervisor the request is for: a
-	// request left behind for an ended session is ignored by the next
-	// session of the same name.
-	Supervisor string `json:"supervisor"`
-}
-
-// StopResult is how the stop of one session ended.
-type StopResult struct {
-	Name    string
-	Receipt *receipt.Receipt
-	Err     error
 }
 
 // Log bounds. A session's log is at most DefaultLogKeep (4) files of

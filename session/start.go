@@ -21,7 +21,9 @@ import (
 	"github.com/tether-run/tether/internal/census"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/internal/supervisor"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -48,12 +50,12 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 		o.Until = UntilMainExit
 	}
 	if o.Until != UntilMainExit && o.Until != UntilEmpty {
-		return nil, badOption("--until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
+		return nil, sessionctl.BadOption("--until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
 	}
 	switch o.Profile {
 	case "", "tmux", "playwright":
 	default:
-		return nil, badOption("--profile %q: want tmux or playwright", o.Profile)
+		return nil, sessionctl.BadOption("--profile %q: want tmux or playwright", o.Profile)
 	}
 	if o.Env == nil {
 		o.Env = os.Environ()
@@ -65,7 +67,7 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 		o.RunID = receipt.NewRunID()
 	}
 	if err := store.CheckRunID(o.RunID); err != nil {
-		return nil, badOption("%v", err) // it names the run's files
+		return nil, sessionctl.BadOption("%v", err) // it names the run's files
 	}
 	owner, ownerTok, err := resolveOwner(reg, named, o.Owner)
 	if err != nil {
@@ -94,7 +96,7 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 				reg.Write(r)
 				reg.Release(o.Name)
 			case r.Cgroup != "":
-				if rerr := reclaim(reg, r); rerr != nil {
+				if rerr := sessionctl.Reclaim(reg, r); rerr != nil {
 					err = errors.Join(err, rerr)
 				}
 			}
@@ -124,7 +126,7 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []r
 	if err != nil {
 		return nil, err
 	}
-	spec := supervisorSpec{
+	spec := sessionctl.Spec{
 		Name: o.Name, RunID: o.RunID, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
 		Mechanism: o.Mechanism, CgroupParent: o.CgroupParent, Limits: o.Limits,
@@ -136,7 +138,7 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []r
 		spec.StopExec = profileStopExec[o.Profile]
 	}
 	if o.StopSignal != 0 {
-		spec.StopSignal = signalName(o.StopSignal)
+		spec.StopSignal = sessionctl.SignalName(o.StopSignal)
 	}
 	rec := &registry.Record{
 		Name: o.Name, Kind: "session", State: registry.StateStarting, RunID: o.RunID, Argv: o.Argv, Cwd: o.Dir,
@@ -150,8 +152,8 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []r
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxSpec {
-		return nil, registry.Errorf(o.Name, registry.ErrTooLarge, "the command and its environment make a spec.json of %.2f MiB, over the %d MiB limit of a spec", float64(len(b))/(1<<20), maxSpec>>20)
+	if len(b) > sessionctl.MaxSpec {
+		return nil, registry.Errorf(o.Name, registry.ErrTooLarge, "the command and its environment make a spec.json of %.2f MiB, over the %d MiB limit of a spec", float64(len(b))/(1<<20), sessionctl.MaxSpec>>20)
 	}
 	return &starting{env: env, spec: b, rec: rec}, nil
 }
@@ -166,7 +168,7 @@ func claim(reg *store.Registry, o Options, w *starting) error {
 	}
 	defer unlock()
 	if o.Pool != "" {
-		if err := admitPool(reg, o.Pool, o.Max); err != nil {
+		if err := sessionctl.AdmitPool(reg, o.Pool, o.Max); err != nil {
 			return err
 		}
 	}
@@ -220,7 +222,7 @@ func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Op
 	}
 	defer rd.Close()
 	// The name goes after "--": whatever it is, it is never a flag.
-	cmd := &exec.Cmd{Path: exe, Args: supervisorArgs(exe, reg.Dir, o.Name), Env: env, Dir: o.Dir}
+	cmd := &exec.Cmd{Path: exe, Args: supervisor.Args(exe, reg.Dir, o.Name), Env: env, Dir: o.Dir}
 	cmd, err = startDetached(cmd, wr)
 	wr.Close()
 	if err != nil {
@@ -262,7 +264,7 @@ func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Op
 		}
 		return &StartError{Code: 125, Err: fmt.Errorf("%w; its supervisor was killed", why)}
 	}
-	var ready readyReport
+	var ready sessionctl.ReadyReport
 	if err := json.Unmarshal(res.b, &ready); err != nil {
 		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name, o.RunID)))}
 	}
@@ -363,7 +365,7 @@ func sessionEnv(o Options, rt string) ([]string, error) {
 	}
 	for _, kv := range o.Set {
 		if k := key(kv); slices.Contains(namingVars, k) {
-			return nil, badOption("%s is tether's: it names the session", k)
+			return nil, sessionctl.BadOption("%s is tether's: it names the session", k)
 		}
 	}
 	return overlay(env, o.Set), nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/par"
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/registry"
 )
 
@@ -37,7 +38,7 @@ func status(rec *registry.Record) (Status, []int) {
 		s.EndedAt = rec.UpdatedAt
 		return s, nil
 	}
-	if h, err := supervisorOf(rec); err == nil {
+	if h, err := sessionctl.SupervisorOf(rec); err == nil {
 		h.Close()
 		s.Supervised = true
 	} else if rec.State != registry.StateStarting {

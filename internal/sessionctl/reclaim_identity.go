@@ -1,6 +1,6 @@
 //go:build windows || darwin
 
-package session
+package sessionctl
 
 import (
 	"errors"
@@ -12,14 +12,14 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// reclaim ends the record of an unsupervised session. On Windows the
+// Reclaim ends the record of an unsupervised session. On Windows the
 // session's job was closed with its supervisor (KILL_ON_JOB_CLOSE), which
 // killed every member; on macOS what the main process started cannot be
-// proven without the supervisor's walks. reclaim proves the main process
+// proven without the supervisor's walks. Reclaim proves the main process
 // gone by its token, or kills it through a handle proven to be it, before
 // it marks the session stopped and frees its name.
-func reclaim(reg *store.Registry, rec *registry.Record) error {
-	if h, err := supervisorOf(rec); err == nil {
+func Reclaim(reg *store.Registry, rec *registry.Record) error {
+	if h, err := SupervisorOf(rec); err == nil {
 		h.Close()
 		return fmt.Errorf("session: %q is supervised", rec.Name)
 	}

@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionctl
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"github.com/tether-run/tether/receipt"
 )
 
-// progressFile, in the session's runtime dir, receives each step of the
+// ProgressFile, in the session's runtime dir, receives each step of the
 // supervisor's stop protocol as it is recorded, one JSON line each, so
 // that a waiting `tether stop` can tell a person what is going on.
-const progressFile = "progress.jsonl"
+const ProgressFile = "progress.jsonl"
 
-// openProgress creates the progress file, exclusively, before the
+// OpenProgress creates the progress file, exclusively, before the
 // session's command runs, and returns the supervisor's contain.Cmd.Progress
 // writing to that held file: one append per step (a small O_APPEND write
 // lands whole). The path is never opened again, so whatever a member puts
@@ -24,8 +24,8 @@ const progressFile = "progress.jsonl"
 // a symlink, nothing) can neither block nor redirect a step of the stop
 // (issue 22). A step that cannot be written is only missing from the
 // report; the receipt has it. close releases the file.
-func openProgress(rt string) (progress func(receipt.Step), close func()) {
-	f, err := createExclusive(filepath.Join(rt, progressFile))
+func OpenProgress(rt string) (progress func(receipt.Step), close func()) {
+	f, err := CreateExclusive(filepath.Join(rt, ProgressFile))
 	if err != nil {
 		return nil, func() {}
 	}
@@ -48,7 +48,7 @@ type progressReader struct {
 
 func (p *progressReader) next() []receipt.Step {
 	if p.f == nil {
-		f, err := openRegular(p.path) // never a FIFO a member planted
+		f, err := OpenRegular(p.path) // never a FIFO a member planted
 		if err != nil {
 			return nil
 		}

@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionctl
 
 import (
 	"fmt"
@@ -13,20 +13,20 @@ import (
 // What Start and a supervisor tell each other, and how a malformed option
 // is reported: none of it is API.
 
-// optionError is a malformed option: it reads as its message alone, and
+// OptionError is a malformed option: it reads as its message alone, and
 // errors.Is finds ErrBadOptions.
-type optionError struct{ msg string }
+type OptionError struct{ msg string }
 
-func badOption(format string, a ...any) error {
-	return &optionError{msg: fmt.Sprintf(format, a...)}
+func BadOption(format string, a ...any) error {
+	return &OptionError{msg: fmt.Sprintf(format, a...)}
 }
 
-func (e *optionError) Error() string { return e.msg }
-func (e *optionError) Unwrap() error { return ErrBadOptions }
+func (e *OptionError) Error() string { return e.msg }
+func (e *OptionError) Unwrap() error { return ErrBadOptions }
 
-// supervisorSpec is everything the supervisor needs, written by Start into the
+// Spec is everything the supervisor needs, written by Start into the
 // runtime dir (spec.json) and read back by the supervisor.
-type supervisorSpec struct {
+type Spec struct {
 	Name             string        `json:"name"`
 	RunID            string        `json:"run_id"`
 	Argv             []string      `json:"argv"`
@@ -58,8 +58,8 @@ type supervisorSpec struct {
 	ReadyTimeout time.Duration `json:"ready_timeout,omitempty"`
 }
 
-// readyReport is the supervisor's one-line report to Start.
-type readyReport struct {
+// ReadyReport is the supervisor's one-line report to Start.
+type ReadyReport struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	Code  int    `json:"code,omitempty"` // 125, 126, 127 as for tether run

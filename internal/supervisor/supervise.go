@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package supervisor
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/hooks"
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/limits"
@@ -20,14 +21,14 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// Supervise runs session name of the registry at stateDir: it is the body
-// of the hidden `tether __supervise` command. ready receives one readyReport
+// supervise runs session name of the registry at stateDir: it is the body
+// of the hidden `tether __supervise` command. ready receives one ReadyReport
 // line once the command runs or could not start. It returns when the
 // session has ended.
 func supervise(stateDir, name string, ready *os.File) error {
 	detachFromCaller(ready)
 	s := &supervisor{name: name, ready: ready}
-	defer s.report(readyReport{Error: "supervisor ended without starting the session", Code: 125})
+	defer s.report(sessionctl.ReadyReport{Error: "supervisor ended without starting the session", Code: 125})
 	defer s.close()
 	reg, err := store.Open(stateDir)
 	if err == nil {
@@ -37,7 +38,7 @@ func supervise(stateDir, name string, ready *os.File) error {
 		}
 	}
 	if err != nil {
-		s.report(readyReport{Error: err.Error(), Code: 125})
+		s.report(sessionctl.ReadyReport{Error: err.Error(), Code: 125})
 		return err
 	}
 	if err := s.prepare(); err != nil {
@@ -46,10 +47,10 @@ func supervise(stateDir, name string, ready *os.File) error {
 	if err := enterScope(s.spec, name); err != nil {
 		s.started()
 		s.capt.End()
-		return fail(s.w, s.report, registry.Errorf(name, ErrSupervisor, "%v", err), 125, true)
+		return fail(s.w, s.report, registry.Errorf(name, sessionctl.ErrSupervisor, "%v", err), 125, true)
 	}
 	c := s.command()
-	sigs, err := stopRequests(s.self)
+	sigs, err := sessionctl.StopRequests(s.self)
 	if err != nil {
 		return fail(s.w, s.report, err, 125, true)
 	}
@@ -62,12 +63,12 @@ func supervise(stateDir, name string, ready *os.File) error {
 // supervisor is one session's supervisor, from its record to its end.
 type supervisor struct {
 	name  string
-	ready *os.File // the pipe of the one readyReport; nil once sent
+	ready *os.File // the pipe of the one ReadyReport; nil once sent
 	w     *recorder
-	spec  *supervisorSpec
-	rtd   *rtDir           // held before the command runs: what it does to its runtime dir later cannot redirect the supervisor's reads of it
-	owner *identity.Handle // nil: no owner
-	self  string           // the supervisor's token
+	spec  *sessionctl.Spec
+	rtd   *sessionctl.RTDir // held before the command runs: what it does to its runtime dir later cannot redirect the supervisor's reads of it
+	owner *identity.Handle  // nil: no owner
+	self  string            // the supervisor's token
 	log   *sessionlog.Log
 	capt  *sessionlog.Capture
 	// The command gets the capture pipes' write ends; the supervisor's
@@ -77,8 +78,8 @@ type supervisor struct {
 	closeProgress  func() // the file the stop's steps are written to as they happen
 }
 
-// report sends the one readyReport; later calls do nothing.
-func (s *supervisor) report(r readyReport) {
+// report sends the one ReadyReport; later calls do nothing.
+func (s *supervisor) report(r sessionctl.ReadyReport) {
 	if s.ready != nil {
 		json.NewEncoder(s.ready).Encode(r)
 		s.ready.Close()
@@ -91,10 +92,10 @@ func (s *supervisor) report(r readyReport) {
 // own token, its log and the capture into it.
 func (s *supervisor) prepare() (err error) {
 	name, rec := s.name, s.w.rec
-	if s.spec, err = readSpec(s.w.reg, rec); err != nil {
+	if s.spec, err = sessionctl.ReadSpec(s.w.reg, rec); err != nil {
 		return err
 	}
-	if s.rtd, err = openRTDir(rec.RuntimeDir); err != nil {
+	if s.rtd, err = sessionctl.OpenRTDir(rec.RuntimeDir); err != nil {
 		return fmt.Errorf("session %q: runtime dir: %w", name, err)
 	}
 	if s.spec.OwnerToken != "" {
@@ -103,7 +104,7 @@ func (s *supervisor) prepare() (err error) {
 			s.owner, err = identity.Open(tok)
 		}
 		if err != nil {
-			e := registry.Errorf(name, ErrOwner, "owner %s exited before the session started", s.spec.Owner)
+			e := registry.Errorf(name, sessionctl.ErrOwner, "owner %s exited before the session started", s.spec.Owner)
 			e.Cause = err
 			return e
 		}
@@ -141,7 +142,7 @@ func (s *supervisor) close() {
 		s.owner.Close()
 	}
 	if s.rtd != nil {
-		s.rtd.close()
+		s.rtd.Close()
 	}
 }
 
@@ -156,13 +157,13 @@ func (s *supervisor) command() *contain.Cmd {
 	c.RunID = spec.RunID
 	c.Stdout, c.Stderr = s.stdout, s.stderr
 	c.Grace, c.KillWait = spec.Grace, spec.KillWait
-	c.Progress, s.closeProgress = openProgress(s.w.rec.RuntimeDir)
-	c.StopSignal = signalNum(spec.StopSignal) // 0 (SIGTERM) when empty
+	c.Progress, s.closeProgress = sessionctl.OpenProgress(s.w.rec.RuntimeDir)
+	c.StopSignal = sessionctl.SignalNum(spec.StopSignal) // 0 (SIGTERM) when empty
 	c.StopExec = spec.StopExec
 	c.Mechanism = receipt.Mechanism(spec.Mechanism)
 	c.CgroupParent = spec.CgroupParent
 	c.Limits, c.BestEffortLimits = spec.Limits, spec.BestEffortLimits
-	c.UntilEmpty = spec.Until == UntilEmpty
+	c.UntilEmpty = spec.Until == sessionctl.UntilEmpty
 	c.Timeout = spec.TTL
 	c.AdoptOrphans = true // the supervisor starts no other children
 	hooks.Set(c, hooks.Hooks{
@@ -179,7 +180,7 @@ func (s *supervisor) command() *contain.Cmd {
 			})
 		},
 		BeforeStop: func(_ string, kill <-chan struct{}) {
-			stopFamily(reg, s.self, kill)
+			sessionctl.StopFamily(reg, s.self, kill)
 			w.update(func(rec *registry.Record) { rec.State = registry.StateStopping })
 		},
 	})
@@ -228,7 +229,7 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 	if err != nil {
 		s.w.update(func(rec *registry.Record) { rec.Error = "tether exec unavailable: " + err.Error() })
 	}
-	s.report(readyReport{OK: true})
+	s.report(sessionctl.ReadyReport{OK: true})
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go s.w.watchLoss(s.log, stopLoss, lossDone)
@@ -255,7 +256,7 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 // output the log lost, keeps its configuration beside its receipt (tether
 // inspect), frees its name once its stop was confirmed, and applies the
 // state dir's retention.
-func finish(w *recorder, spec *supervisorSpec, c *contain.Cmd, log *sessionlog.Log, reason chan string, waitErr error) error {
+func finish(w *recorder, spec *sessionctl.Spec, c *contain.Cmd, log *sessionlog.Log, reason chan string, waitErr error) error {
 	r := c.Receipt()
 	r.Name = w.rec.Name
 	loss := log.Loss()
@@ -315,7 +316,7 @@ func refusal(err error) string {
 	switch {
 	case errors.Is(err, limits.ErrUnavailable), errors.Is(err, limits.ErrAboveParent):
 		return receipt.RefusedLimits
-	case errors.Is(err, ErrOwner):
+	case errors.Is(err, sessionctl.ErrOwner):
 		return receipt.RefusedOwnerGone
 	}
 	return ""
@@ -325,7 +326,7 @@ func refusal(err error) string {
 // runtime dir is released only when nothing of it may still run
 // (confirmed); otherwise the record stays live, saying so, for `tether
 // reap`, which releases the dir once it has proven the stop.
-func fail(w *recorder, report func(readyReport), err error, code int, confirmed bool) error {
+func fail(w *recorder, report func(sessionctl.ReadyReport), err error, code int, confirmed bool) error {
 	if why := refusal(err); why != "" && confirmed {
 		// A refusal leaves nothing: no leaf (the failed start removed
 		// it), no record, no log; tether start writes its receipt.
@@ -334,7 +335,7 @@ func fail(w *recorder, report func(readyReport), err error, code int, confirmed 
 			os.Remove(p)
 		}
 		w.reg.Release(w.rec.Name)
-		report(readyReport{Error: err.Error(), Code: 125, Refusal: why})
+		report(sessionctl.ReadyReport{Error: err.Error(), Code: 125, Refusal: why})
 		return err
 	}
 	w.update(func(rec *registry.Record) {
@@ -348,6 +349,6 @@ func fail(w *recorder, report func(readyReport), err error, code int, confirmed 
 	if confirmed {
 		w.reg.Release(w.rec.Name)
 	}
-	report(readyReport{Error: err.Error(), Code: code})
+	report(sessionctl.ReadyReport{Error: err.Error(), Code: code})
 	return err
 }

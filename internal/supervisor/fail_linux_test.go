@@ -1,4 +1,4 @@
-package session
+package supervisor
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/registry"
 )
@@ -27,8 +28,8 @@ func TestFailKeepsUnconfirmedRuntimeDir(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec := &registry.Record{Name: "s", Kind: "session", State: registry.StateStarting, RuntimeDir: rt}
-		var got readyReport
-		fail(&recorder{reg: reg, rec: rec}, func(r readyReport) { got = r }, errors.New("record: no space left on device"), 125, confirmed)
+		var got sessionctl.ReadyReport
+		fail(&recorder{reg: reg, rec: rec}, func(r sessionctl.ReadyReport) { got = r }, errors.New("record: no space left on device"), 125, confirmed)
 		on, err := reg.Read("s")
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package session
+package sessionctl
 
 import (
 	"errors"
@@ -13,12 +13,12 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// reclaim stops an unsupervised session through its leaf, acting only on
+// Reclaim stops an unsupervised session through its leaf, acting only on
 // what it can prove: the leaf directory is opened and its inode must equal
 // the recorded cgroup id before cgroup.kill is written. A session without
 // a leaf (fallback mechanism) is left to `tether reap`.
-func reclaim(reg *store.Registry, rec *registry.Record) error {
-	if h, err := supervisorOf(rec); err == nil {
+func Reclaim(reg *store.Registry, rec *registry.Record) error {
+	if h, err := SupervisorOf(rec); err == nil {
 		h.Close()
 		return fmt.Errorf("session: %q is supervised", rec.Name)
 	}

@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionctl
 
 import (
 	"encoding/json"
@@ -12,34 +12,34 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// maxSpec bounds spec.json: the command's argv and environment, which the
+// MaxSpec bounds spec.json: the command's argv and environment, which the
 // kernel bounds far below this.
-const maxSpec = 4 << 20
+const MaxSpec = 4 << 20
 
-// readSpec reads the spec Start wrote into the session's runtime dir,
+// ReadSpec reads the spec Start wrote into the session's runtime dir,
 // through the registry's checks (ours, a regular file, not a symlink,
 // bounded): a FIFO or a link planted there is refused, not followed.
-func readSpec(reg *store.Registry, rec *registry.Record) (*supervisorSpec, error) {
+func ReadSpec(reg *store.Registry, rec *registry.Record) (*Spec, error) {
 	if err := reg.CheckDir(rec.RuntimeDir); err != nil {
 		return nil, err
 	}
-	b, err := reg.ReadFile(filepath.Join(rec.RuntimeDir, "spec.json"), maxSpec)
+	b, err := reg.ReadFile(filepath.Join(rec.RuntimeDir, "spec.json"), MaxSpec)
 	if err != nil {
 		return nil, err
 	}
-	s, err := decodeSpec(b, rec.Name)
+	s, err := DecodeSpec(b, rec.Name)
 	if err != nil {
 		return nil, registry.Errorf(rec.Name, nil, "bad spec.json in its runtime dir: %v", err)
 	}
 	return s, nil
 }
 
-// decodeSpec decodes spec.json and checks what the supervisor relies on:
+// DecodeSpec decodes spec.json and checks what the supervisor relies on:
 // it is this session's, has a command, and every option is one Start
 // could have written. A spec is input like any file (issue 15): the
 // supervisor must refuse one it cannot run as written, not guess.
-func decodeSpec(b []byte, name string) (*supervisorSpec, error) {
-	var s supervisorSpec
+func DecodeSpec(b []byte, name string) (*Spec, error) {
+	var s Spec
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, err
 	}
@@ -62,14 +62,11 @@ func decodeSpec(b []byte, name string) (*supervisorSpec, error) {
 	if s.TTL < 0 || s.KillWait < 0 || s.LogMax < 0 || s.LogKeep < 0 {
 		bad("a negative ttl, kill wait or log bound")
 	}
-	if s.StopSignal != "" && signalNum(s.StopSignal) == 0 {
+	if s.StopSignal != "" && SignalNum(s.StopSignal) == 0 {
 		bad("stop signal %q", s.StopSignal)
 	}
 	if s.Max < 0 || s.ReadyTimeout < 0 {
 		bad("a negative max or ready timeout")
-	}
-	if err := ParseReady(s.Ready); err != nil {
-		errs = append(errs, err)
 	}
 	if s.Pool != "" && registry.CheckPool(s.Pool) != nil {
 		bad("pool %q", s.Pool)

@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package supervisor
 
 import (
 	"sync"

@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package supervisor
 
 import (
 	"encoding/json"
@@ -12,10 +12,8 @@ import (
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/sessionctl"
 )
-
-// stopRequestPrefix begins the name of every request file.
-const stopRequestPrefix = "stop-"
 
 // watcher turns owner death and stop requests into the Cmd's stop.
 //
@@ -26,8 +24,8 @@ const stopRequestPrefix = "stop-"
 // stop under way: it kills at once, sessions the session owns included.
 type watcher struct {
 	c      *contain.Cmd
-	rt     *rtDir // runtime dir, where requests are left; nil if it could not be opened
-	self   string // our supervisor token
+	rt     *sessionctl.RTDir // runtime dir, where requests are left; nil if it could not be opened
+	self   string            // our supervisor token
 	reason chan string
 	done   chan struct{} // closed when the session has ended
 	begun  bool
@@ -56,7 +54,7 @@ func (w *watcher) watch(owner *identity.Handle, sigs chan os.Signal) {
 			return
 		case <-ownerDied:
 			ownerDied = nil
-			w.apply(stopRequest{Reason: "owner-exit"})
+			w.apply(sessionctl.StopRequest{Reason: "owner-exit"})
 		case sig := <-sigs:
 			// Signals coalesce: one may stand for several requests. A
 			// signal without a request file (sent by hand, or by a stop
@@ -64,11 +62,11 @@ func (w *watcher) watch(owner *identity.Handle, sigs chan os.Signal) {
 			// SIGINT one without grace.
 			reqs := w.requests()
 			if len(reqs) == 0 {
-				r := stopRequest{Reason: "request"}
+				r := sessionctl.StopRequest{Reason: "request"}
 				if sig == syscall.SIGINT {
 					r.GraceMS = -1
 				}
-				reqs = []stopRequest{r}
+				reqs = []sessionctl.StopRequest{r}
 			}
 			for _, r := range reqs {
 				w.apply(r)
@@ -78,7 +76,7 @@ func (w *watcher) watch(owner *identity.Handle, sigs chan os.Signal) {
 }
 
 // apply acts on one request, under the rules in watcher's comment.
-func (w *watcher) apply(req stopRequest) {
+func (w *watcher) apply(req sessionctl.StopRequest) {
 	first := !w.begun
 	if first {
 		w.begun = true
@@ -103,24 +101,24 @@ func (w *watcher) apply(req stopRequest) {
 
 // requests reads and removes the request files addressed to this
 // supervisor, oldest first (their names begin with the time).
-func (w *watcher) requests() []stopRequest {
+func (w *watcher) requests() []sessionctl.StopRequest {
 	if w.rt == nil {
 		return nil
 	}
 	var names []string
-	for _, n := range w.rt.names() {
-		if strings.HasPrefix(n, stopRequestPrefix) && strings.HasSuffix(n, ".json") {
+	for _, n := range w.rt.Names() {
+		if strings.HasPrefix(n, sessionctl.StopRequestPrefix) && strings.HasSuffix(n, ".json") {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
-	var out []stopRequest
+	var out []sessionctl.StopRequest
 	for _, n := range names {
 		// A member can write the runtime dir: nothing it leaves there (a
 		// FIFO, a symlink, a huge file) may block or stall the watcher
 		// that turns requests into the stop (issue 22).
-		b, err := w.rt.take(n, maxRequest)
-		var req stopRequest
+		b, err := w.rt.Take(n, maxRequest)
+		var req sessionctl.StopRequest
 		if err != nil || json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
 			continue
 		}

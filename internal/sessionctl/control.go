@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionctl
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
-// supervisorOf returns a verified handle to a live session's supervisor, or
+// SupervisorOf returns a verified handle to a live session's supervisor, or
 // an error wrapping ErrUnsupervised.
-func supervisorOf(rec *registry.Record) (*identity.Handle, error) {
+func SupervisorOf(rec *registry.Record) (*identity.Handle, error) {
 	tok, err := identity.Parse(rec.Supervisor)
 	if err != nil {
 		return nil, registry.Errorf(rec.Name, ErrUnsupervised, "unsupervised: no supervisor recorded")
@@ -31,14 +31,14 @@ func supervisorOf(rec *registry.Record) (*identity.Handle, error) {
 	return h, nil
 }
 
-// Wait waits until the session has ended and returns its record.
-func waitEnd(ctx context.Context, reg *store.Registry, name string) (*registry.Record, error) {
+// WaitEnd waits until the session has ended and returns its record.
+func WaitEnd(ctx context.Context, reg *store.Registry, name string) (*registry.Record, error) {
 	for {
 		rec, err := reg.Read(name)
 		if err != nil || !rec.Live() {
 			return rec, err
 		}
-		h, err := supervisorOf(rec)
+		h, err := SupervisorOf(rec)
 		if err != nil {
 			// It may have ended since the read: a supervisor records the
 			// end before it exits.
@@ -62,10 +62,10 @@ func waitEnd(ctx context.Context, reg *store.Registry, name string) (*registry.R
 // well under it).
 const maxReceipt = 64 << 20
 
-// readReceipt reads a session's receipt through the registry's checks: a
+// ReadReceipt reads a session's receipt through the registry's checks: a
 // FIFO, link or another user's file in its place is refused, not
 // followed or waited on.
-func readReceipt(reg *store.Registry, rec *registry.Record) (*receipt.Receipt, error) {
+func ReadReceipt(reg *store.Registry, rec *registry.Record) (*receipt.Receipt, error) {
 	if rec.Receipt == "" {
 		return nil, registry.Errorf(rec.Name, nil, "ended without a receipt (%s)", rec.Error)
 	}
@@ -82,16 +82,9 @@ func readReceipt(reg *store.Registry, rec *registry.Record) (*receipt.Receipt, e
 	return &r, nil
 }
 
-// Receipt reads the receipt rec names, through the registry's checks (a
-// FIFO, link or another user's file in its place is refused, not
-// followed or waited on).
-func (c *Client) Receipt(rec *registry.Record) (*receipt.Receipt, error) {
-	return readReceipt(c.reg, rec)
-}
-
-// family returns the live sessions owned, directly or through others, by
+// Family returns the live sessions owned, directly or through others, by
 // the session with supervisor token sup, children before parents.
-func family(reg *store.Registry, sup string) []*registry.Record {
+func Family(reg *store.Registry, sup string) []*registry.Record {
 	recs, _ := reg.ListLive()
 	var out []*registry.Record
 	var walk func(tok string)
@@ -107,9 +100,9 @@ func family(reg *store.Registry, sup string) []*registry.Record {
 	return out
 }
 
-// admitPool refuses a new member when max live sessions of pool exist,
+// AdmitPool refuses a new member when max live sessions of pool exist,
 // after reclaiming members whose supervisor is provably dead.
-func admitPool(reg *store.Registry, pool string, max int) error {
+func AdmitPool(reg *store.Registry, pool string, max int) error {
 	if max <= 0 {
 		return nil
 	}
@@ -123,13 +116,13 @@ func admitPool(reg *store.Registry, pool string, max int) error {
 			// A run (tether run --pool) holds its slot while its tether
 			// runs; a dead one's is free, its group the watcher's and
 			// reap's to stop.
-			if h, err := supervisorOf(r); err == nil {
+			if h, err := SupervisorOf(r); err == nil {
 				h.Close()
 				live++
 			}
 			continue
 		}
-		if h, err := supervisorOf(r); err == nil {
+		if h, err := SupervisorOf(r); err == nil {
 			// A member whose owner is provably dead is being stopped by
 			// its supervisor (within a second): give it that moment.
 			if ownerDead(r) && h.WaitExit(5*time.Second) {
@@ -144,12 +137,12 @@ func admitPool(reg *store.Registry, pool string, max int) error {
 			live++ // still starting: its supervisor has not recorded itself yet
 			continue
 		}
-		if err := reclaim(reg, r); err != nil {
+		if err := Reclaim(reg, r); err != nil {
 			live++ // could not prove it gone: it keeps its slot
 		}
 	}
 	if live >= max {
-		return fmt.Errorf("%w: %q has %d live members (--max %d)", ErrPoolFull, pool, live, max)
+		return fmt.Errorf("%w: %q has %d live members (--max %d)", registry.ErrPoolFull, pool, live, max)
 	}
 	return nil
 }

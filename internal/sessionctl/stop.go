@@ -1,6 +1,6 @@
 //go:build linux || windows || darwin
 
-package session
+package sessionctl
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ import (
 // fire. progress, if set, is called with each step of each supervisor's
 // stop protocol as the supervisor records it. Every session is attempted
 // even when one fails.
-func stopMany(reg *store.Registry, names []string, req stopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
+func StopMany(reg *store.Registry, names []string, req StopRequest, wait time.Duration, kill, abandon <-chan struct{}, progress func(name string, step receipt.Step)) []StopResult {
 	out := make([]StopResult, len(names))
 	var waits []*stopping
 	for i, name := range names {
@@ -65,7 +65,7 @@ func stopMany(reg *store.Registry, names []string, req stopRequest, wait time.Du
 			case <-kill:
 				killed = true
 				for _, s := range waits {
-					s.send(stopRequest{Reason: req.Reason, Kill: true})
+					s.send(StopRequest{Reason: req.Reason, Kill: true})
 				}
 			default:
 			}
@@ -117,7 +117,7 @@ type stopping struct {
 // requestStop leaves req in the session's runtime dir and signals its
 // supervisor. It returns nil (and no error) for a session that has
 // already ended.
-func requestStop(reg *store.Registry, name string, req stopRequest) (*stopping, error) {
+func requestStop(reg *store.Registry, name string, req StopRequest) (*stopping, error) {
 	rec, err := reg.Read(name)
 	if err != nil {
 		return nil, err
@@ -128,11 +128,11 @@ func requestStop(reg *store.Registry, name string, req stopRequest) (*stopping, 
 	if rec.Supervisor == "" && rec.State == registry.StateStarting {
 		return nil, registry.Errorf(name, ErrStarting, "still starting (no supervisor yet); try again")
 	}
-	h, err := supervisorOf(rec)
+	h, err := SupervisorOf(rec)
 	if err != nil {
 		return nil, err
 	}
-	s := &stopping{reg: reg, name: name, rec: rec, sup: h, progress: progressReader{path: filepath.Join(rec.RuntimeDir, progressFile)}}
+	s := &stopping{reg: reg, name: name, rec: rec, sup: h, progress: progressReader{path: filepath.Join(rec.RuntimeDir, ProgressFile)}}
 	if err := s.send(req); err != nil {
 		if h.Exited() {
 			return s, nil // it ended meanwhile and released its runtime dir
@@ -146,10 +146,10 @@ func requestStop(reg *store.Registry, name string, req stopRequest) (*stopping, 
 // send writes one request file (stop-*.json: concurrent stops never
 // overwrite each other's) and wakes the supervisor, which reads every
 // request file addressed to it on each wake-up.
-func (s *stopping) send(req stopRequest) error {
+func (s *stopping) send(req StopRequest) error {
 	req.Supervisor = s.rec.Supervisor
 	b, _ := json.Marshal(req)
-	name := stopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + randid.Hex(6) + ".json"
+	name := StopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + randid.Hex(6) + ".json"
 	// A request that cannot be written (a full or read-only state disk,
 	// or a runtime dir its own command removed, replaced or chmod'ed:
 	// issue 22) must not make the session unstoppable: the wake-up alone
@@ -164,13 +164,13 @@ func (s *stopping) send(req stopRequest) error {
 	if werr == nil {
 		werr = atomicfile.Replace(filepath.Join(rt, name), b, 0o600)
 	}
-	if err := wake(s.sup, false); err != nil && !errors.Is(err, identity.ErrGone) {
+	if err := Wake(s.sup, false); err != nil && !errors.Is(err, identity.ErrGone) {
 		return err
 	}
 	if werr != nil {
 		s.werr = werr
 		if req.Kill || req.GraceMS < 0 {
-			wake(s.sup, true)
+			Wake(s.sup, true)
 		}
 	}
 	return nil
@@ -207,7 +207,7 @@ func (s *stopping) result(reg *store.Registry) (*receipt.Receipt, error) {
 		}
 		return nil, registry.Errorf(s.name, ErrUnsupervised, "unsupervised: its supervisor exited without recording the end (%s); `tether reap` finishes the stop", why)
 	}
-	return readReceipt(reg, rec)
+	return ReadReceipt(reg, rec)
 }
 
 // stopUnsupervised stops a session whose supervisor is provably gone
@@ -218,13 +218,13 @@ func (s *stopping) result(reg *store.Registry) (*receipt.Receipt, error) {
 // else the session's own as its spec recorded it; --kill and --grace 0
 // give none. why is the error that found it unsupervised, returned when
 // nothing could be done.
-func stopUnsupervised(reg *store.Registry, name string, req stopRequest, why error) (*receipt.Receipt, error) {
+func stopUnsupervised(reg *store.Registry, name string, req StopRequest, why error) (*receipt.Receipt, error) {
 	o := reap.Options{Reason: "request", Grace: time.Duration(req.GraceMS) * time.Millisecond}
 	if req.Kill || req.GraceMS < 0 {
 		o.Grace = contain.NoGrace
 	} else if o.Grace == 0 {
 		if rec, err := reg.Read(name); err == nil {
-			if spec, err := readSpec(reg, rec); err == nil && spec.Grace > 0 {
+			if spec, err := ReadSpec(reg, rec); err == nil && spec.Grace > 0 {
 				o.Grace = spec.Grace
 			}
 		}
@@ -251,15 +251,15 @@ func endedReceipt(reg *store.Registry, name string) (*receipt.Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readReceipt(reg, rec)
+	return ReadReceipt(reg, rec)
 }
 
-// stopFamily stops the sessions owned by the supervisor with token sup
+// StopFamily stops the sessions owned by the supervisor with token sup
 // before that supervisor's own group is stopped: all of them at once,
 // under one deadline. A kill of the owner's stop (a later `stop --kill` or
 // `--grace 0`) is passed on to them.
-func stopFamily(reg *store.Registry, sup string, kill <-chan struct{}) {
-	fam := family(reg, sup)
+func StopFamily(reg *store.Registry, sup string, kill <-chan struct{}) {
+	fam := Family(reg, sup)
 	if len(fam) == 0 {
 		return
 	}
@@ -267,7 +267,7 @@ func stopFamily(reg *store.Registry, sup string, kill <-chan struct{}) {
 	for i, r := range fam {
 		names[i] = r.Name
 	}
-	stopMany(reg, names, stopRequest{Reason: "request"}, familyWait, kill, nil, nil)
+	StopMany(reg, names, StopRequest{Reason: "request"}, familyWait, kill, nil, nil)
 }
 
 // exists reports whether path exists (the runtime dir: it goes once the
@@ -284,3 +284,27 @@ const watchPatience = 10 * time.Second
 
 // familyWait bounds the wait for the sessions a stopping session owns.
 const familyWait = 2 * time.Minute
+
+// StopRequest is what `tether stop` leaves in the session's runtime dir,
+// one file per request (stop-*.json), before it signals the supervisor.
+type StopRequest struct {
+	// GraceMS is the grace in milliseconds: 0 the session's own, -1 none.
+	GraceMS int64 `json:"grace_ms"`
+	// Kill kills the members at once, also of a stop already under way.
+	Kill   bool   `json:"kill,omitempty"`
+	Reason string `json:"reason"`
+	// Supervisor is the token of the supervisor the request is for: a
+	// request left behind for an ended session is ignored by the next
+	// session of the same name.
+	Supervisor string `json:"supervisor"`
+}
+
+// StopResult is how the stop of one session ended.
+type StopResult struct {
+	Name    string
+	Receipt *receipt.Receipt
+	Err     error
+}
+
+// StopRequestPrefix begins the name of every request file.
+const StopRequestPrefix = "stop-"

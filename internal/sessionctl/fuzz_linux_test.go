@@ -1,4 +1,4 @@
-package session
+package sessionctl
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 // FuzzSpec: any spec.json is a spec the supervisor can run as written, or
 // an error, never a panic.
 func FuzzSpec(f *testing.F) {
-	good, _ := json.Marshal(supervisorSpec{Name: "web", Argv: []string{"sleep", "1"}, Until: UntilMainExit, StopSignal: "SIGTERM", LogMax: DefaultLogMax, LogKeep: 4})
+	good, _ := json.Marshal(Spec{Name: "web", Argv: []string{"sleep", "1"}, Until: UntilMainExit, StopSignal: "SIGTERM", LogMax: 8 << 20, LogKeep: 4})
 	f.Add(good)
 	for _, s := range []string{`{}`, `null`, `{"name":"web","argv":[],"until":"main-exit"}`, `{"name":"web","argv":["x"],"until":"never"}`,
 		`{"name":"web","argv":["x"],"until":"empty","ttl":-1}`, `{"name":"web","argv":["x"],"until":"empty","stop_signal":"SIGNOPE"}`,
@@ -18,15 +18,15 @@ func FuzzSpec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := decodeSpec(b, "web")
+		s, err := DecodeSpec(b, "web")
 		if err != nil {
 			return
 		}
 		if s.Name != "web" || len(s.Argv) == 0 || (s.Until != UntilMainExit && s.Until != UntilEmpty) || s.TTL < 0 || s.Limits.Validate() != nil {
-			t.Errorf("decodeSpec(%q) = %+v without an error", b, s)
+			t.Errorf("DecodeSpec(%q) = %+v without an error", b, s)
 		}
 		if s.StopSignal != "" && unix.SignalNum(s.StopSignal) == 0 {
-			t.Errorf("decodeSpec(%q): stop signal %q", b, s.StopSignal)
+			t.Errorf("DecodeSpec(%q): stop signal %q", b, s.StopSignal)
 		}
 	})
 }

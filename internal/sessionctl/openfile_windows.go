@@ -1,14 +1,14 @@
-package session
+package sessionctl
 
 import (
 	"fmt"
 	"os"
 )
 
-// openRegular opens path for reading only if it is a regular file:
+// OpenRegular opens path for reading only if it is a regular file:
 // Windows has no FIFOs in the file system, but a directory or a reparse
 // point in a file's place is refused as on Unix.
-func openRegular(path string) (*os.File, error) {
+func OpenRegular(path string) (*os.File, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
@@ -19,7 +19,7 @@ func openRegular(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
-// createExclusive creates path, which must not exist, for appending.
-func createExclusive(path string) (*os.File, error) {
+// CreateExclusive creates path, which must not exist, for appending.
+func CreateExclusive(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 }

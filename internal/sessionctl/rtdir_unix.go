@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package session
+package sessionctl
 
 import (
 	"fmt"
@@ -10,26 +10,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rtDir is a session's runtime dir as the supervisor opened it before the
+// RTDir is a session's runtime dir as the supervisor opened it before the
 // command ran. Its command may rename it, replace it with a symlink or
 // remove it (it is the command's TETHER_SESSION_DIR): reads and removals
 // through the held fd act on the directory tether made, or on nothing,
 // never on what a symlink put in its place names (issue 22).
-type rtDir struct {
+type RTDir struct {
 	f    *os.File
 	path string
 }
 
-func openRTDir(path string) (*rtDir, error) {
+// OpenRTDir opens the runtime dir at path, not following a symlink.
+func OpenRTDir(path string) (*RTDir, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &rtDir{f: os.NewFile(uintptr(fd), path), path: path}, nil
+	return &RTDir{f: os.NewFile(uintptr(fd), path), path: path}, nil
 }
 
-// names lists the entries that are regular files.
-func (d *rtDir) names() []string {
+// Names lists the entries that are regular files.
+func (d *RTDir) Names() []string {
 	fd, err := unix.Openat(int(d.f.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
@@ -46,9 +47,9 @@ func (d *rtDir) names() []string {
 	return out
 }
 
-// take reads the regular file name of ours (no FIFO waited on, no symlink
+// Take reads the regular file name of ours (no FIFO waited on, no symlink
 // followed, at most max bytes) and removes it.
-func (d *rtDir) take(name string, max int64) ([]byte, error) {
+func (d *RTDir) Take(name string, max int64) ([]byte, error) {
 	dfd := int(d.f.Fd())
 	defer unix.Unlinkat(dfd, name, 0)
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
@@ -67,4 +68,5 @@ func (d *rtDir) take(name string, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, max))
 }
 
-func (d *rtDir) close() { d.f.Close() }
+// Close releases the directory.
+func (d *RTDir) Close() { d.f.Close() }
