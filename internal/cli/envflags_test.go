@@ -53,15 +53,16 @@ func TestEnviron(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f.env")
 	os.WriteFile(p, []byte("A=file\nB=file\n"), 0o600)
 	f := commandFlags{envFiles: []string{p}, env: []string{"B=flag", "C=flag"}}
-	got, err := f.environ([]string{"PATH=/bin", "A=base", "Z=base"})
+	got, set, err := f.environ([]string{"PATH=/bin", "A=base", "Z=base"})
 	want := []string{"PATH=/bin", "A=file", "Z=base", "B=flag", "C=flag"}
-	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("environ = %q, %v, want %q, nil", got, err, want)
+	wantSet := []string{"A=file", "B=file", "B=flag", "C=flag"}
+	if err != nil || !slices.Equal(got, want) || !slices.Equal(set, wantSet) {
+		t.Errorf("environ = %q, %q, %v, want %q, %q, nil", got, set, err, want, wantSet)
 	}
-	if got, err := (&commandFlags{}).environ([]string{"A=1"}); got != nil || err != nil {
-		t.Errorf("environ without flags = %q, %v, want nil, nil (the caller's environment)", got, err)
+	if got, set, err := (&commandFlags{}).environ([]string{"A=1"}); got != nil || set != nil || err != nil {
+		t.Errorf("environ without flags = %q, %q, %v, want nil, nil, nil (the caller's environment)", got, set, err)
 	}
-	if _, err := (&commandFlags{env: []string{"NOVALUE"}}).environ(nil); err == nil || !strings.Contains(err.Error(), "--env") {
+	if _, _, err := (&commandFlags{env: []string{"NOVALUE"}}).environ(nil); err == nil || !strings.Contains(err.Error(), "--env") {
 		t.Errorf("environ(--env NOVALUE) = %v, want an error naming --env", err)
 	}
 }
