@@ -54,7 +54,7 @@ func TestStartFlags(t *testing.T) {
 		{[]string{"--ready", "tcp:5173", "--ready", "file:x", "--ready-timeout", "5", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) {
 			o.Ready, o.ReadyTimeout = []string{"tcp:5173", "file:x"}, 5*time.Second
 		}), ""},
-		{[]string{"--log-max", "64K", "--log-keep", "2", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) { o.LogMax, o.LogKeep = 64 << 10, 2 }), ""},
+		{[]string{"--log-max", "64K", "--log-keep", "2", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) { o.LogMax, o.LogKeep = 64<<10, 2 }), ""},
 		{[]string{"--env-file", envFile, "-e", "B=2", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) {
 			o.Set = []string{"A=1", "B=x", "B=2"}
 			o.Env = mergeEnv(os.Environ(), o.Set)
