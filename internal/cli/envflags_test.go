@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tether-run/tether/internal/testuser"
 )
 
 func TestReadEnvFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "app.env")
+	p := filepath.Join(testuser.TempDir(t), "app.env")
 	os.WriteFile(p, []byte(`# a comment
 
   # an indented comment
@@ -36,7 +38,7 @@ func TestReadEnvFileBad(t *testing.T) {
 		{"space before equals", "A =1\n", ":1: want KEY=VALUE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "bad.env")
+			p := filepath.Join(testuser.TempDir(t), "bad.env")
 			os.WriteFile(p, []byte(tc.text), 0o600)
 			_, err := readEnvFile(p)
 			if err == nil || !strings.Contains(err.Error(), "--env-file "+p+tc.want) {
@@ -50,7 +52,7 @@ func TestReadEnvFileBad(t *testing.T) {
 }
 
 func TestEnviron(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f.env")
+	p := filepath.Join(testuser.TempDir(t), "f.env")
 	os.WriteFile(p, []byte("A=file\nB=file\n"), 0o600)
 	f := commandFlags{envFiles: []string{p}, env: []string{"B=flag", "C=flag"}}
 	got, set, err := f.environ([]string{"PATH=/bin", "A=base", "Z=base"})
