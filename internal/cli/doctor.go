@@ -69,17 +69,9 @@ probing failed; 2 on bad usage.`,
   tether doctor --cgroup-parent /sys/fs/cgroup/user.slice/user-1000.slice/tether`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.probe = hostinfo.Options{RuntimeDir: e.getenv("XDG_RUNTIME_DIR")}
-			switch {
-			case cgroupParent != "":
-				if !filepath.IsAbs(cgroupParent) {
-					return exit(ExitUsage, fmt.Errorf("--cgroup-parent %q: must be an absolute path in the cgroup v2 hierarchy", cgroupParent))
-				}
-				o.probe.CgroupParent, o.probe.ParentSource = cgroupParent, "--cgroup-parent"
-			case e.getenv("TETHER_CGROUP_PARENT") != "":
-				// A bad value here is a finding about the environment,
-				// reported like any other.
-				o.probe.CgroupParent, o.probe.ParentSource = e.getenv("TETHER_CGROUP_PARENT"), "TETHER_CGROUP_PARENT"
+			var err error
+			if o.probe, err = doctorProbe(e, cgroupParent); err != nil {
+				return exit(ExitUsage, err)
 			}
 			return run(e, &o)
 		},
@@ -88,6 +80,25 @@ probing failed; 2 on bad usage.`,
 	fl.BoolVar(&o.json, "json", false, "print one JSON document instead of the report")
 	fl.StringVar(&cgroupParent, "cgroup-parent", "", "examine this cgroup v2 `DIR` as the leaf parent (default $TETHER_CGROUP_PARENT, else our own cgroup)")
 	return cmd
+}
+
+// doctorProbe is what doctor examines: the leaf parent --cgroup-parent
+// gives (an absolute path), else $TETHER_CGROUP_PARENT's, else its own
+// cgroup.
+func doctorProbe(e *env, cgroupParent string) (hostinfo.Options, error) {
+	o := hostinfo.Options{RuntimeDir: e.getenv("XDG_RUNTIME_DIR")}
+	switch {
+	case cgroupParent != "":
+		if !filepath.IsAbs(cgroupParent) {
+			return o, fmt.Errorf("--cgroup-parent %q: must be an absolute path in the cgroup v2 hierarchy", cgroupParent)
+		}
+		o.CgroupParent, o.ParentSource = cgroupParent, "--cgroup-parent"
+	case e.getenv("TETHER_CGROUP_PARENT") != "":
+		// A bad value here is a finding about the environment, reported
+		// like any other.
+		o.CgroupParent, o.ParentSource = e.getenv("TETHER_CGROUP_PARENT"), "TETHER_CGROUP_PARENT"
+	}
+	return o, nil
 }
 
 // runDoctor probes the host as o says and prints the report.

@@ -79,17 +79,7 @@ could not run it in the session, bad usage included; 126 not executable;
 			if args[1] == "--" { // flags stop at NAME: cobra keeps this "--"
 				args = append([]string{args[0]}, args[2:]...)
 			}
-			o.name, o.argv = args[0], args[1:]
-			var err error
-			if o.set, err = envVars(envFiles, envs); err != nil {
-				return exit(ExitTether, err)
-			}
-			if o.dir == "" {
-				o.dir, err = os.Getwd()
-			} else {
-				o.dir, err = filepath.Abs(o.dir)
-			}
-			if err != nil {
+			if err := o.check(args, envFiles, envs); err != nil {
 				return exit(ExitTether, err)
 			}
 			return run(e, &o)
@@ -104,6 +94,21 @@ could not run it in the session, bad usage included; 126 not executable;
 	cmd.MarkFlagDirname("workdir")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
+}
+
+// check resolves into o NAME and COMMAND (args), the variables set
+// (--env-file read) and the working directory.
+func (o *execOptions) check(args, envFiles, envs []string) (err error) {
+	o.name, o.argv = args[0], args[1:]
+	if o.set, err = envVars(envFiles, envs); err != nil {
+		return err
+	}
+	if o.dir == "" {
+		o.dir, err = os.Getwd()
+		return err
+	}
+	o.dir, err = filepath.Abs(o.dir)
+	return err
 }
 
 // runExec runs o's command in its session and exits with its status.
