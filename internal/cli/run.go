@@ -446,9 +446,6 @@ func startError(name string, err error) error {
 	return fmt.Errorf("cannot start %s: %w", name, err)
 }
 
-// summarize tells the user on stderr what tether had to do beyond waiting;
-// whether the kill was needed only when the progress report has not said
-// so already.
 // stragglersText names what the main process left, the first few by
 // their commands, and where the rest of the evidence is.
 func stragglersText(r *receipt.Receipt, kept bool) string {
@@ -467,6 +464,9 @@ func stragglersText(r *receipt.Receipt, kept bool) string {
 	return strings.Join(names, ", ") + " (" + where + ")"
 }
 
+// summarize tells the user on stderr what tether had to do beyond waiting;
+// whether the kill was needed only when the progress report has not said
+// so already.
 func summarize(e *env, r *receipt.Receipt, reported, kept bool) {
 	if r.Exit.OOMKilled {
 		e.warnf("main process was OOM-killed: the group hit its memory limit (%d OOM kills)", r.Limits.Outcome.OOMKills)
