@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/identity"
+	"github.com/tether-run/tether/internal/testuser"
 	"github.com/tether-run/tether/receipt"
 	"golang.org/x/sys/windows"
 )
@@ -20,25 +21,6 @@ import (
 // hangGuard bounds every wait of these tests. It is never an assertion
 // about how long something takes.
 const hangGuard = 30 * time.Second
-
-// scratch is a directory for ready files and receipts. Not t.TempDir:
-// under Wine 8, os.RemoveAll fails (FileDispositionInformationEx is not
-// implemented), so the cleanup removes entry by entry.
-func scratch(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "tether-contain-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
-}
 
 // awaitSleepers waits until n sleepers have reported ready in dir, and
 // returns their pids.
@@ -148,7 +130,7 @@ var leaks = []struct {
 func TestLeaksMainExit(t *testing.T) {
 	for _, tc := range leaks {
 		t.Run(tc.name, func(t *testing.T) {
-			tag, dir := newTag(), scratch(t)
+			tag, dir := newTag(), testuser.TempDir(t)
 			c := helperCmd(t, tc.helper, tag, dir)
 			var out, errOut bytes.Buffer
 			c.Stdout, c.Stderr, c.Grace = &out, &errOut, -1
@@ -182,7 +164,7 @@ func TestLeaksMainExit(t *testing.T) {
 func TestLeaksTimeout(t *testing.T) {
 	for _, tc := range leaks {
 		t.Run(tc.name, func(t *testing.T) {
-			tag, dir := newTag(), scratch(t)
+			tag, dir := newTag(), testuser.TempDir(t)
 			c := helperCmd(t, tc.helper, tag, dir, "stay")
 			c.Timeout, c.Grace = time.Hour, -1
 			if err := c.Start(); err != nil {
@@ -211,7 +193,7 @@ func TestLeaksTimeout(t *testing.T) {
 
 // TestTimeoutExpires: a real timer, exit 124.
 func TestTimeoutExpires(t *testing.T) {
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	c := helperCmd(t, "child", tag, dir, "stay")
 	c.Timeout, c.Grace = 500*time.Millisecond, -1
 	if err := c.Run(); c.ExitCode() != 124 {
@@ -229,7 +211,7 @@ func TestTimeoutExpires(t *testing.T) {
 func TestTetherKilled(t *testing.T) {
 	for _, nested := range []bool{false, true} {
 		t.Run("nested="+strconv.FormatBool(nested), func(t *testing.T) {
-			tag, dir := newTag(), scratch(t)
+			tag, dir := newTag(), testuser.TempDir(t)
 			args := []string{tag, dir}
 			if nested {
 				args = append(args, "nested")
@@ -254,7 +236,7 @@ func TestTetherKilled(t *testing.T) {
 // TestNested: tether inside a job of its own (as CI runners run it) still
 // contains its run in a job nested there, and stops it.
 func TestNested(t *testing.T) {
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	exe, _ := os.Executable()
 	tether := exec.Command(exe, tag, dir, "nested", "grandchild")
 	tether.Env = append(helperEnviron(), helperEnv+"=tether")
@@ -278,7 +260,7 @@ func TestNested(t *testing.T) {
 
 // TestExitCode: the main process's code passes through.
 func TestExitCode(t *testing.T) {
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	c := helperCmd(t, "exit", tag, dir, "7")
 	var ee *ExitError
 	if err := c.Run(); !errors.As(err, &ee) || ee.Code != 7 {
@@ -297,7 +279,7 @@ func TestExitCode(t *testing.T) {
 // failure and the kill must follow; on Windows the command must exit by
 // itself within the grace.
 func TestPoliteStop(t *testing.T) {
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	c := helperCmd(t, "polite", tag, dir)
 	c.Grace = time.Minute
 	if err := c.Start(); err != nil {
@@ -347,7 +329,7 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("Start(missing) = %v (code %d), want 127", err, StartErrorCode(err))
 	}
 	// A run's job is always new: a job with its name is refused.
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	first := helperCmd(t, "sleep", tag, dir)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)

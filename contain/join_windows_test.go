@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tether-run/tether/internal/testuser"
 )
 
 // TestJoin: a process joined to a running group is in its job from its
@@ -15,7 +17,7 @@ import (
 // group's, and the group's stop ends them all. A join after the stop
 // has begun is refused.
 func TestJoin(t *testing.T) {
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	c := helperCmd(t, "sleep", tag, dir)
 	c.Grace = -1
 	if err := c.Start(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tether-run/tether/internal/testuser"
 	"github.com/tether-run/tether/limits"
 )
 
@@ -18,7 +19,7 @@ func TestLimitsUnderWine(t *testing.T) {
 	if wineVersion() == "" {
 		t.Skip("on Windows, not Wine: TestLimitsEnforced covers limits")
 	}
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	c := helperCmd(t, "exit", tag, dir, "0")
 	c.Limits = limits.Spec{Memory: 64 << 20, Pids: 10}
 	err := c.Start()
@@ -67,7 +68,7 @@ func TestLimitsEnforced(t *testing.T) {
 	if v := wineVersion(); v != "" {
 		t.Skipf("under Wine %s, which accepts job limits but neither enforces nor reports them (TestLimitsUnderWine covers that)", v)
 	}
-	tag, dir := newTag(), scratch(t)
+	tag, dir := newTag(), testuser.TempDir(t)
 	c := helperCmd(t, "limited", tag, dir)
 	c.Limits = limits.Spec{Memory: 256 << 20, CPUs: 0.5, Pids: 3}
 	var out strings.Builder

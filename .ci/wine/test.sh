@@ -11,10 +11,7 @@ export WINEPREFIX WINEDEBUG=-all PATH="$PWD/.ci/wine:$PATH"
 echo "wine: $(/usr/lib/wine/wine64 --version), prefix $WINEPREFIX (ready after $((SECONDS - t0))s)"
 
 GOOS=windows go test -count=1 -timeout 10m ./contain/ ./receipt/ ./internal/store/ ./internal/identity/
-# These cli tests use t.TempDir, whose cleanup (os.RemoveAll) fails under
-# Wine 8 (FileDispositionInformationEx is not implemented); they test flag
-# parsing, the same code on every system.
-GOOS=windows go test -count=1 -timeout 10m -skip '^(TestReadEnvFile|TestReadEnvFileBad|TestEnviron)$' ./internal/cli/
+GOOS=windows go test -count=1 -timeout 10m ./internal/cli/
 
 # tether killed while its run holds a child and a grandchild, from Linux
 # (SIGKILL) and from Windows (taskkill /F: TerminateProcess); a program

@@ -95,9 +95,25 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	// Flag and argument errors from cobra itself.
 	e.warnf("%v", err)
-	if cmd, _, ferr := root.Find(args); ferr == nil && (cmd.Name() == "run" || cmd.Name() == "exec") {
+	name := ""
+	if cmd, _, ferr := root.Find(args); ferr == nil {
+		name = cmd.Name()
+	}
+	return exitCode(name, err)
+}
+
+// exitCode is the exit status err means for command name: an exitError's
+// own code; for flag and argument errors from cobra itself, ExitTether for
+// run and exec (as timeout(1)'s usage errors), else ExitUsage.
+func exitCode(name string, err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case name == "run" || name == "exec":
 		return ExitTether
 	}
 	return ExitUsage

@@ -13,13 +13,19 @@ import (
 	"github.com/tether-run/tether/internal/hostinfo"
 )
 
-type doctorFlags struct {
-	json         bool
-	cgroupParent string
+// doctorOptions is `tether doctor` as its flags and environment resolved
+// it.
+type doctorOptions struct {
+	json  bool
+	probe hostinfo.Options
 }
 
-func newDoctorCmd(e *env) *cobra.Command {
-	var f doctorFlags
+func newDoctorCmd(e *env) *cobra.Command { return newDoctorCmdRun(e, runDoctor) }
+
+// newDoctorCmdRun is newDoctorCmd with run called on the parsed options.
+func newDoctorCmdRun(e *env, run func(*env, *doctorOptions) error) *cobra.Command {
+	var o doctorOptions
+	var cgroupParent string
 	cmd := &cobra.Command{
 		Use:   "doctor [flags]",
 		Short: "Explain what containment this host offers tether, and how to get more",
@@ -63,33 +69,45 @@ probing failed; 2 on bad usage.`,
   tether doctor --cgroup-parent /sys/fs/cgroup/user.slice/user-1000.slice/tether`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDoctor(e, &f)
+			var err error
+			if o.probe, err = doctorProbe(e, cgroupParent); err != nil {
+				return exit(ExitUsage, err)
+			}
+			return run(e, &o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.json, "json", false, "print one JSON document instead of the report")
-	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "examine this cgroup v2 `DIR` as the leaf parent (default $TETHER_CGROUP_PARENT, else our own cgroup)")
+	fl.BoolVar(&o.json, "json", false, "print one JSON document instead of the report")
+	fl.StringVar(&cgroupParent, "cgroup-parent", "", "examine this cgroup v2 `DIR` as the leaf parent (default $TETHER_CGROUP_PARENT, else our own cgroup)")
 	return cmd
 }
 
-func runDoctor(e *env, f *doctorFlags) error {
+// doctorProbe is what doctor examines: the leaf parent --cgroup-parent
+// gives (an absolute path), else $TETHER_CGROUP_PARENT's, else its own
+// cgroup.
+func doctorProbe(e *env, cgroupParent string) (hostinfo.Options, error) {
 	o := hostinfo.Options{RuntimeDir: e.getenv("XDG_RUNTIME_DIR")}
 	switch {
-	case f.cgroupParent != "":
-		if !filepath.IsAbs(f.cgroupParent) {
-			return exit(ExitUsage, fmt.Errorf("--cgroup-parent %q: must be an absolute path in the cgroup v2 hierarchy", f.cgroupParent))
+	case cgroupParent != "":
+		if !filepath.IsAbs(cgroupParent) {
+			return o, fmt.Errorf("--cgroup-parent %q: must be an absolute path in the cgroup v2 hierarchy", cgroupParent)
 		}
-		o.CgroupParent, o.ParentSource = f.cgroupParent, "--cgroup-parent"
+		o.CgroupParent, o.ParentSource = cgroupParent, "--cgroup-parent"
 	case e.getenv("TETHER_CGROUP_PARENT") != "":
 		// A bad value here is a finding about the environment, reported
 		// like any other.
 		o.CgroupParent, o.ParentSource = e.getenv("TETHER_CGROUP_PARENT"), "TETHER_CGROUP_PARENT"
 	}
-	r, err := hostinfo.ProbeWith(o)
+	return o, nil
+}
+
+// runDoctor probes the host as o says and prints the report.
+func runDoctor(e *env, o *doctorOptions) error {
+	r, err := hostinfo.ProbeWith(o.probe)
 	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return exit(ExitFailure, fmt.Errorf("doctor: %w", err))
 	}
-	if f.json {
+	if o.json {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err == nil {
 			_, err = e.stdout.Write(append(b, '\n'))

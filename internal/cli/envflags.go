@@ -57,16 +57,16 @@ func (f *commandFlags) stopSignal() (syscall.Signal, error) { return parseSignal
 
 // environ returns base with the --env-file and --env variables set, in
 // that order (a later one wins), or nil when there are none (the
-// caller's environment as it is).
-func (f *commandFlags) environ(base []string) ([]string, error) {
+// caller's environment as it is); and the variables set. Each file is
+// read once, here.
+func (f *commandFlags) environ(base []string) (env, set []string, err error) {
 	if len(f.env) == 0 && len(f.envFiles) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	set, err := envVars(f.envFiles, f.env)
-	if err != nil {
-		return nil, err
+	if set, err = envVars(f.envFiles, f.env); err != nil {
+		return nil, nil, err
 	}
-	return mergeEnv(base, set), nil
+	return mergeEnv(base, set), set, nil
 }
 
 // tethersVars name a run or session: tether sets them, and finds its

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tether-run/tether/internal/testuser"
 )
 
 func TestReadEnvFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "app.env")
+	p := filepath.Join(testuser.TempDir(t), "app.env")
 	os.WriteFile(p, []byte(`# a comment
 
   # an indented comment
@@ -36,7 +38,7 @@ func TestReadEnvFileBad(t *testing.T) {
 		{"space before equals", "A =1\n", ":1: want KEY=VALUE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "bad.env")
+			p := filepath.Join(testuser.TempDir(t), "bad.env")
 			os.WriteFile(p, []byte(tc.text), 0o600)
 			_, err := readEnvFile(p)
 			if err == nil || !strings.Contains(err.Error(), "--env-file "+p+tc.want) {
@@ -50,18 +52,19 @@ func TestReadEnvFileBad(t *testing.T) {
 }
 
 func TestEnviron(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f.env")
+	p := filepath.Join(testuser.TempDir(t), "f.env")
 	os.WriteFile(p, []byte("A=file\nB=file\n"), 0o600)
 	f := commandFlags{envFiles: []string{p}, env: []string{"B=flag", "C=flag"}}
-	got, err := f.environ([]string{"PATH=/bin", "A=base", "Z=base"})
+	got, set, err := f.environ([]string{"PATH=/bin", "A=base", "Z=base"})
 	want := []string{"PATH=/bin", "A=file", "Z=base", "B=flag", "C=flag"}
-	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("environ = %q, %v, want %q, nil", got, err, want)
+	wantSet := []string{"A=file", "B=file", "B=flag", "C=flag"}
+	if err != nil || !slices.Equal(got, want) || !slices.Equal(set, wantSet) {
+		t.Errorf("environ = %q, %q, %v, want %q, %q, nil", got, set, err, want, wantSet)
 	}
-	if got, err := (&commandFlags{}).environ([]string{"A=1"}); got != nil || err != nil {
-		t.Errorf("environ without flags = %q, %v, want nil, nil (the caller's environment)", got, err)
+	if got, set, err := (&commandFlags{}).environ([]string{"A=1"}); got != nil || set != nil || err != nil {
+		t.Errorf("environ without flags = %q, %q, %v, want nil, nil, nil (the caller's environment)", got, set, err)
 	}
-	if _, err := (&commandFlags{env: []string{"NOVALUE"}}).environ(nil); err == nil || !strings.Contains(err.Error(), "--env") {
+	if _, _, err := (&commandFlags{env: []string{"NOVALUE"}}).environ(nil); err == nil || !strings.Contains(err.Error(), "--env") {
 		t.Errorf("environ(--env NOVALUE) = %v, want an error naming --env", err)
 	}
 }

@@ -15,8 +15,21 @@ import (
 	"github.com/tether-run/tether/session"
 )
 
-func newExecCmd(e *env) *cobra.Command {
+// execOptions is `tether exec` as its flags and arguments resolved it.
+type execOptions struct {
+	name             string
+	argv             []string
+	tty, interactive bool
+	set              []string // --env-file's and --env's variables, in order
+	dir              string   // absolute
+}
+
+func newExecCmd(e *env) *cobra.Command { return newExecCmdRun(e, runExec) }
+
+// newExecCmdRun is newExecCmd with run called on the parsed options.
+func newExecCmdRun(e *env, run func(*env, *execOptions) error) *cobra.Command {
 	var o execOptions
+	var envs, envFiles []string
 	cmd := &cobra.Command{
 		Use:   "exec NAME [--] COMMAND [ARG...]",
 		Short: "Run a command inside a session, with the session's environment",
@@ -66,41 +79,41 @@ could not run it in the session, bad usage included; 126 not executable;
 			if args[1] == "--" { // flags stop at NAME: cobra keeps this "--"
 				args = append([]string{args[0]}, args[2:]...)
 			}
-			return o.run(e, args[0], args[1:])
+			if err := o.check(args, envFiles, envs); err != nil {
+				return exit(ExitTether, err)
+			}
+			return run(e, &o)
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.tty, "tty", "t", false, "give COMMAND a terminal of its own (a pty), relayed to yours")
 	fl.BoolVarP(&o.interactive, "interactive", "i", false, "keep stdin attached (always so: accepted for docker's -it)")
-	fl.StringArrayVarP(&o.env, "env", "e", nil, "set `KEY=VALUE` over the session's own variables (repeatable; after --env-file)")
-	fl.StringArrayVar(&o.envFiles, "env-file", nil, envFileHelp)
+	fl.StringArrayVarP(&envs, "env", "e", nil, "set `KEY=VALUE` over the session's own variables (repeatable; after --env-file)")
+	fl.StringArrayVar(&envFiles, "env-file", nil, envFileHelp)
 	fl.StringVarP(&o.dir, "workdir", "w", "", "run COMMAND in `DIR` (default: the current directory)")
 	cmd.MarkFlagDirname("workdir")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
 }
 
-// execOptions are tether exec's flags.
-type execOptions struct {
-	tty, interactive bool
-	env, envFiles    []string
-	dir              string
+// check resolves into o NAME and COMMAND (args), the variables set
+// (--env-file read) and the working directory.
+func (o *execOptions) check(args, envFiles, envs []string) (err error) {
+	o.name, o.argv = args[0], args[1:]
+	if o.set, err = envVars(envFiles, envs); err != nil {
+		return err
+	}
+	if o.dir == "" {
+		o.dir, err = os.Getwd()
+		return err
+	}
+	o.dir, err = filepath.Abs(o.dir)
+	return err
 }
 
-// run runs argv in session name and exits with its status.
-func (o *execOptions) run(e *env, name string, argv []string) error {
-	set, err := envVars(o.envFiles, o.env)
-	if err != nil {
-		return exit(ExitTether, err)
-	}
-	dir := o.dir
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return exit(ExitTether, err)
-		}
-	} else if dir, err = filepath.Abs(dir); err != nil {
-		return exit(ExitTether, err)
-	}
+// runExec runs o's command in its session and exits with its status.
+func runExec(e *env, o *execOptions) error {
+	name := o.name
 	client, err := openClient(e)
 	if err != nil {
 		return exit(ExitTether, err)
@@ -109,7 +122,7 @@ func (o *execOptions) run(e *env, name string, argv []string) error {
 	signal.Notify(sigs, forwardedSignals...)
 	defer signal.Stop(sigs)
 	eo := session.ExecOptions{
-		Argv: argv, Env: os.Environ(), Set: set, Dir: dir,
+		Argv: o.argv, Env: os.Environ(), Set: o.set, Dir: o.dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Signals: sigs,
 	}
 	var res receipt.Exit

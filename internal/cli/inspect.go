@@ -4,8 +4,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newInspectCmd(e *env) *cobra.Command {
-	var run string
+// inspectOptions is `tether inspect` as its flags and argument resolved it.
+type inspectOptions struct {
+	name string
+	run  string // one run (--run), not the newest
+}
+
+func newInspectCmd(e *env) *cobra.Command { return newInspectCmdRun(e, runInspect) }
+
+// newInspectCmdRun is newInspectCmd with run called on the parsed options.
+func newInspectCmdRun(e *env, run func(*env, *inspectOptions) error) *cobra.Command {
+	var o inspectOptions
 	cmd := &cobra.Command{
 		Use:   "inspect NAME [--run ID]",
 		Short: "Print all that is on record of a session as one JSON document",
@@ -27,19 +36,25 @@ will do).`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, err := openClient(e)
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			defer client.Close()
-			in, err := client.Inspect(args[0], run)
-			if err != nil {
-				return sessionExit(args[0], err)
-			}
-			return printJSON(e, in)
+			o.name = args[0]
+			return run(e, &o)
 		},
 	}
-	cmd.Flags().StringVar(&run, "run", "", "the run with this run `ID` (or a prefix of it), not the newest")
+	cmd.Flags().StringVar(&o.run, "run", "", "the run with this run `ID` (or a prefix of it), not the newest")
 	cmd.RegisterFlagCompletionFunc("run", completeRuns(e))
 	return cmd
+}
+
+// runInspect prints all that is on record of o's session and run.
+func runInspect(e *env, o *inspectOptions) error {
+	client, err := openClient(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	defer client.Close()
+	in, err := client.Inspect(o.name, o.run)
+	if err != nil {
+		return sessionExit(o.name, err)
+	}
+	return printJSON(e, in)
 }

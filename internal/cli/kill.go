@@ -2,13 +2,24 @@ package cli
 
 import (
 	"fmt"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
-func newKillCmd(e *env) *cobra.Command {
+// killOptions is `tether kill` as its flags and argument resolved it.
+type killOptions struct {
+	name string
+	sig  syscall.Signal
+	all  bool
+}
+
+func newKillCmd(e *env) *cobra.Command { return newKillCmdRun(e, runKill) }
+
+// newKillCmdRun is newKillCmd with run called on the parsed options.
+func newKillCmdRun(e *env, run func(*env, *killOptions) error) *cobra.Command {
+	var o killOptions
 	var sigName string
-	var all bool
 	cmd := &cobra.Command{
 		Use:   "kill [-s SIG] [--all] NAME",
 		Short: "Send a signal to a session's main process, or every member, without stopping it",
@@ -30,25 +41,32 @@ gone), 2 for a bad signal or name.`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sig, err := parseSignal(sigName)
-			if err != nil {
+			o.name = args[0]
+			var err error
+			if o.sig, err = parseSignal(sigName); err != nil {
 				return exit(ExitUsage, err)
 			}
-			client, err := openClient(e)
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			n, err := client.Kill(args[0], sig, all)
-			if err != nil {
-				return sessionExit(args[0], err)
-			}
-			if n == 0 {
-				return exit(ExitFailure, fmt.Errorf("session %q: no process was signalled (its members are gone)", args[0]))
-			}
-			return nil
+			return run(e, &o)
 		},
 	}
 	cmd.Flags().StringVarP(&sigName, "signal", "s", "TERM", "the `SIG` to send: a name (HUP, SIGUSR1) or a number")
-	cmd.Flags().BoolVar(&all, "all", false, "signal every process of the session, not only its main process")
+	cmd.Flags().BoolVar(&o.all, "all", false, "signal every process of the session, not only its main process")
 	return cmd
+}
+
+// runKill signals o's session's main process, or with --all its every
+// member.
+func runKill(e *env, o *killOptions) error {
+	client, err := openClient(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	n, err := client.Kill(o.name, o.sig, o.all)
+	if err != nil {
+		return sessionExit(o.name, err)
+	}
+	if n == 0 {
+		return exit(ExitFailure, fmt.Errorf("session %q: no process was signalled (its members are gone)", o.name))
+	}
+	return nil
 }

@@ -86,8 +86,11 @@ func (f *limitFlags) budget() (limits.Spec, error) {
 
 // admit checks --require-free before anything is created; a check that
 // fails, or cannot be made, is a refusal.
-func (f *limitFlags) admit() error {
-	for _, pf := range f.requireFree {
+func (f *limitFlags) admit() error { return admitFree(f.requireFree) }
+
+// admitFree checks --require-free's PATH=SIZE values, as admit.
+func admitFree(requireFree []string) error {
+	for _, pf := range requireFree {
 		path, sz, ok := strings.Cut(pf, "=")
 		if !ok || path == "" {
 			return fmt.Errorf("--require-free %q: want PATH=SIZE", pf)

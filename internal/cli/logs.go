@@ -11,14 +11,18 @@ import (
 	"github.com/tether-run/tether/session"
 )
 
-type logsFlags struct {
-	follow, timestamps, json bool
-	tail                     int
-	since, stream, run       string
+// logsOptions is `tether logs` as its flags and argument resolved it.
+type logsOptions struct {
+	name string
+	log  session.LogOptions // Notes unset: runLogs's stderr
 }
 
-func newLogsCmd(e *env) *cobra.Command {
-	var f logsFlags
+func newLogsCmd(e *env) *cobra.Command { return newLogsCmdRun(e, runLogs) }
+
+// newLogsCmdRun is newLogsCmd with run called on the parsed options.
+func newLogsCmdRun(e *env, run func(*env, *logsOptions) error) *cobra.Command {
+	var o logsOptions
+	var since, stream string
 	cmd := &cobra.Command{
 		Use:   "logs NAME [--run ID] [-f] [--tail N] [--since D|TIME] [--timestamps] [--stream out|err] [--json]",
 		Short: "Print a session's output (stdout and stderr, interleaved in order)",
@@ -48,42 +52,49 @@ log again; tether reap reclaims the session).`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := session.LogOptions{Follow: f.follow, Tail: f.tail, Timestamps: f.timestamps, JSON: f.json, Notes: e.stderr, Run: f.run}
-			switch f.stream {
+			o.name = args[0]
+			switch stream {
 			case "", "out", "err":
-				o.Stream = f.stream
+				o.log.Stream = stream
 			case "stdout", "stderr":
-				o.Stream = f.stream[3:]
+				o.log.Stream = stream[3:]
 			default:
-				return exit(ExitUsage, fmt.Errorf("--stream %q: want out or err", f.stream))
+				return exit(ExitUsage, fmt.Errorf("--stream %q: want out or err", stream))
 			}
-			if f.since != "" {
-				t, err := parseSince(f.since, time.Now())
+			if since != "" {
+				t, err := parseSince(since, time.Now())
 				if err != nil {
 					return exit(ExitUsage, err)
 				}
-				o.Since = t
+				o.log.Since = t
 			}
-			client, err := openClient(e)
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			if err := client.Logs(context.Background(), args[0], e.stdout, o); err != nil {
-				return sessionExit(args[0], err)
-			}
-			return nil
+			return run(e, &o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVarP(&f.follow, "follow", "f", false, "follow the log until the session stops")
-	intVarP(fl, &f.tail, "tail", "n", -1, "print only the last `N` lines (then follow, with -f)")
-	fl.StringVar(&f.since, "since", "", "print only output since a time (2026-12-01T04:00:00Z, 2026-12-01 04:00) or a duration ago (10m, 90 seconds as 90)")
-	fl.BoolVarP(&f.timestamps, "timestamps", "t", false, "prefix each line with its time (UTC) and stream")
-	fl.StringVar(&f.stream, "stream", "", "print one stream only: out or err")
-	fl.BoolVar(&f.json, "json", false, `print JSON Lines: {"time","stream","line"}`)
-	fl.StringVar(&f.run, "run", "", "print the log of the run with this run `ID` (or a prefix of it; tether ls -a lists them), not the newest")
+	fl.BoolVarP(&o.log.Follow, "follow", "f", false, "follow the log until the session stops")
+	intVarP(fl, &o.log.Tail, "tail", "n", -1, "print only the last `N` lines (then follow, with -f)")
+	fl.StringVar(&since, "since", "", "print only output since a time (2026-12-01T04:00:00Z, 2026-12-01 04:00) or a duration ago (10m, 90 seconds as 90)")
+	fl.BoolVarP(&o.log.Timestamps, "timestamps", "t", false, "prefix each line with its time (UTC) and stream")
+	fl.StringVar(&stream, "stream", "", "print one stream only: out or err")
+	fl.BoolVar(&o.log.JSON, "json", false, `print JSON Lines: {"time","stream","line"}`)
+	fl.StringVar(&o.log.Run, "run", "", "print the log of the run with this run `ID` (or a prefix of it; tether ls -a lists them), not the newest")
 	cmd.RegisterFlagCompletionFunc("run", completeRuns(e))
 	return cmd
+}
+
+// runLogs prints o's session's log.
+func runLogs(e *env, o *logsOptions) error {
+	client, err := openClient(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	lo := o.log
+	lo.Notes = e.stderr
+	if err := client.Logs(context.Background(), o.name, e.stdout, lo); err != nil {
+		return sessionExit(o.name, err)
+	}
+	return nil
 }
 
 // sinceLayouts are the times --since takes besides RFC 3339; without a

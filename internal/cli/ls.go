@@ -16,8 +16,12 @@ import (
 	"github.com/tether-run/tether/session"
 )
 
-func newLsCmd(e *env) *cobra.Command {
+func newLsCmd(e *env) *cobra.Command { return newLsCmdRun(e, runLs) }
+
+// newLsCmdRun is newLsCmd with run called on the parsed options.
+func newLsCmdRun(e *env, run func(*env, *lsOptions) error) *cobra.Command {
 	var o lsOptions
+	var filters []string
 	cmd := &cobra.Command{
 		Use:   "ls [--json | -q | --format TEMPLATE] [-a] [--filter KEY=VALUE]...",
 		Short: "List this user's sessions",
@@ -50,14 +54,25 @@ each session as one line of JSON.`,
   tether ls --all --filter 'name=web-*' --format '{{.name}}\t{{.state}}\t{{.owner}}'
   tether ls --all --json | jq -r '.sessions[].name'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(e) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.filter, err = parseFilters(filters); err != nil {
+				return exit(ExitUsage, err)
+			}
+			if o.format != "" && o.format != "json" {
+				if o.line, err = parseFormat(o.format); err != nil {
+					return exit(ExitUsage, fmt.Errorf("--format: %v", err))
+				}
+			}
+			return run(e, &o)
+		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&o.json, "json", false, "print one JSON document")
 	fl.BoolVarP(&o.all, "all", "a", false, "every session of this user, stopped ones and earlier runs included")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print names only, one a line")
 	fl.StringVar(&o.format, "format", "", "print each session by a `TEMPLATE` of --json's fields ({{.name}} {{.exit.code}}), or json for JSON Lines")
-	fl.StringArrayVar(&o.filters, "filter", nil, "keep sessions matching `KEY=VALUE` (state, name, owner, profile, pool, mechanism; repeatable)")
+	fl.StringArrayVar(&filters, "filter", nil, "keep sessions matching `KEY=VALUE` (state, name, owner, profile, pool, mechanism; repeatable)")
 	cmd.MarkFlagsMutuallyExclusive("json", "quiet", "format")
 	cmd.RegisterFlagCompletionFunc("filter", cobra.FixedCompletions([]cobra.Completion{
 		"state=running", "state=live", "state=ended", "state=stopped", "state=failed", "state=unsupervised",
@@ -69,25 +84,17 @@ each session as one line of JSON.`,
 	return cmd
 }
 
-// lsOptions are tether ls's flags.
+// lsOptions is `tether ls` as its flags resolved it.
 type lsOptions struct {
 	json, all, quiet bool
 	format           string
-	filters          []string
+	line             *lineFormat // --format TEMPLATE parsed; nil for json
+	filter           lsFilter
 }
 
-// run lists the sessions.
-func (o *lsOptions) run(e *env) error {
-	f, err := parseFilters(o.filters)
-	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	var lf *lineFormat
-	if o.format != "" && o.format != "json" {
-		if lf, err = parseFormat(o.format); err != nil {
-			return exit(ExitUsage, fmt.Errorf("--format: %v", err))
-		}
-	}
+// runLs lists the sessions o selects.
+func runLs(e *env, o *lsOptions) error {
+	f := o.filter
 	reg, err := openRegistry(e)
 	if err != nil {
 		return exit(ExitFailure, err)
@@ -117,7 +124,7 @@ func (o *lsOptions) run(e *env) error {
 		}
 		return buf.Flush()
 	case o.format != "":
-		return printFormat(e, out, lf)
+		return printFormat(e, out, o.line)
 	}
 	printTable(e, out, all)
 	return nil

@@ -40,3 +40,21 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// TestLsFlags: ls's flags as parsed, --filter and --format included,
+// without listing anything.
+func TestLsFlags(t *testing.T) {
+	checkFlags(t, "ls", ExitUsage, newLsCmdRun, []flagCase[lsOptions]{
+		{[]string{}, &lsOptions{filter: lsFilter{}}, ""},
+		{[]string{"-a", "-q", "--filter", "state=running", "--filter", "name=web-*", "--filter", "state=stopped"},
+			&lsOptions{all: true, quiet: true, filter: lsFilter{"state": {"running", "stopped"}, "name": {"web-*"}}}, ""},
+		{[]string{"--format", `{{.name}}\t{{.exit.code}}`}, &lsOptions{format: `{{.name}}\t{{.exit.code}}`,
+			line: &lineFormat{lits: []string{"", "\t", ""}, paths: [][]string{{"name"}, {"exit", "code"}}}, filter: lsFilter{}}, ""},
+		{[]string{"--format", "json", "--json"}, nil, "none of the others"},
+		{[]string{"--format", "json"}, &lsOptions{format: "json", filter: lsFilter{}}, ""},
+		{[]string{"--json", "-q"}, nil, "none of the others"},
+		{[]string{"--filter", "color=red"}, nil, `--filter "color=red": no key "color"`},
+		{[]string{"--format", "{{.name"}, nil, "--format"},
+		{[]string{"web"}, nil, "unknown command"},
+	})
+}

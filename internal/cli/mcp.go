@@ -19,7 +19,13 @@ const mcpProgram = "tether-mcp"
 // link the SDK).
 const mcpSupervisorEnv = "TETHER_SUPERVISOR"
 
-func newMCPCmd(e *env) *cobra.Command {
+// mcpOptions is `tether mcp` as its flags resolved it: it has none.
+type mcpOptions struct{}
+
+func newMCPCmd(e *env) *cobra.Command { return newMCPCmdRun(e, runMCP) }
+
+// newMCPCmdRun is newMCPCmd with run called on the parsed options.
+func newMCPCmdRun(e *env, run func(*env, *mcpOptions) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve tether to an agent as MCP tools over stdio",
@@ -38,18 +44,23 @@ github.com/tether-run/tether/cmd/tether-mcp@VERSION), in its place.`,
 		Example: `  claude mcp add tether -- tether mcp`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			self, err := os.Executable()
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			prog, err := findMCP(self)
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			env := append(os.Environ(), mcpSupervisorEnv+"="+self)
-			return exit(execInPlace(prog, env), nil)
+			return run(e, &mcpOptions{})
 		},
 	}
+}
+
+// runMCP runs tether-mcp in tether's place, telling it where tether is.
+func runMCP(e *env, o *mcpOptions) error {
+	self, err := os.Executable()
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	prog, err := findMCP(self)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	env := append(os.Environ(), mcpSupervisorEnv+"="+self)
+	return exit(execInPlace(prog, env), nil)
 }
 
 // findMCP finds tether-mcp beside tether (self), else on PATH.

@@ -12,9 +12,17 @@ import (
 	"github.com/tether-run/tether/internal/store"
 )
 
-func newReapCmd(e *env) *cobra.Command {
-	var o reap.Options
-	var asJSON bool
+// reapOptions is `tether reap` as its flags resolved it.
+type reapOptions struct {
+	reap   reap.Options
+	asJSON bool
+}
+
+func newReapCmd(e *env) *cobra.Command { return newReapCmdRun(e, runReap) }
+
+// newReapCmdRun is newReapCmd with run called on the parsed options.
+func newReapCmdRun(e *env, run func(*env, *reapOptions) error) *cobra.Command {
+	var o reapOptions
 	cmd := &cobra.Command{
 		Use:   "reap [--dry-run] [--json] [--orphan-leaves]",
 		Short: "Reclaim what crashed tethers left behind",
@@ -36,36 +44,42 @@ nothing. Exit status 1 if any action failed.`,
   tether reap --json --prune 168h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := openRegistry(e)
-			if err != nil {
-				return exit(ExitFailure, err)
+			if o.reap.Grace == 0 {
+				o.reap.Grace = reap.NoGrace // --grace 0: none, as for run and stop
 			}
-			if o.Grace == 0 {
-				o.Grace = reap.NoGrace // --grace 0: none, as for run and stop
-			}
-			rep := reap.Run(reg, o)
-			if asJSON {
-				if err := printJSON(e, rep); err != nil {
-					return err
-				}
-			} else {
-				printReap(e, rep)
-			}
-			for _, a := range rep.Actions {
-				if a.Error != "" && a.Class != reap.Unresolvable && a.Class != reap.Unsafe && a.Class != reap.Corrupt || (a.Class == reap.Corrupt && !a.Done && !o.DryRun) {
-					return exit(ExitFailure, errors.New("some records could not be reaped (see above)"))
-				}
-			}
-			return nil
+			return run(e, &o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.DryRun, "dry-run", false, "print the plan; change nothing")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
-	fl.BoolVar(&o.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
-	durationVar(fl, &o.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM); 0: none")
-	durationVar(fl, &o.Prune, "prune", 0, "delete ended records, logs and receipts, and the not_run receipts of refused starts, older than this (0: keep)")
+	fl.BoolVar(&o.reap.DryRun, "dry-run", false, "print the plan; change nothing")
+	fl.BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	fl.BoolVar(&o.reap.OrphanLeaves, "orphan-leaves", false, "also remove empty tether leaves, older than a minute, that no record refers to (populated ones are never killed)")
+	durationVar(fl, &o.reap.Grace, "grace", 2*time.Second, "time members get after the stop signal (the session's --signal, else SIGTERM); 0: none")
+	durationVar(fl, &o.reap.Prune, "prune", 0, "delete ended records, logs and receipts, and the not_run receipts of refused starts, older than this (0: keep)")
 	return cmd
+}
+
+// runReap reclaims what crashed owners left and prints the report; exit
+// 1 if an action failed.
+func runReap(e *env, o *reapOptions) error {
+	reg, err := openRegistry(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	rep := reap.Run(reg, o.reap)
+	if o.asJSON {
+		if err := printJSON(e, rep); err != nil {
+			return err
+		}
+	} else {
+		printReap(e, rep)
+	}
+	for _, a := range rep.Actions {
+		if a.Error != "" && a.Class != reap.Unresolvable && a.Class != reap.Unsafe && a.Class != reap.Corrupt || (a.Class == reap.Corrupt && !a.Done && !o.reap.DryRun) {
+			return exit(ExitFailure, errors.New("some records could not be reaped (see above)"))
+		}
+	}
+	return nil
 }
 
 func printReap(e *env, rep *reap.Report) {

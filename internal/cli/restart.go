@@ -12,18 +12,24 @@ import (
 	"github.com/tether-run/tether/session"
 )
 
-// restartOptions are tether restart's flags.
+// restartOptions is `tether restart` as its flags and argument resolved
+// it.
 type restartOptions struct {
-	grace    time.Duration
-	graceSet bool
-	kill     bool
-	owner    string
-	quiet    bool
-	json     bool
+	name string
+	// stop is how a running session is stopped: its Grace is
+	// contain.NoGrace for --grace 0, 0 (the session's own) unset.
+	stop  session.StopOptions
+	owner string
+	quiet bool
+	json  bool
 }
 
-func newRestartCmd(e *env) *cobra.Command {
+func newRestartCmd(e *env) *cobra.Command { return newRestartCmdRun(e, runRestart) }
+
+// newRestartCmdRun is newRestartCmd with run called on the parsed options.
+func newRestartCmdRun(e *env, run func(*env, *restartOptions) error) *cobra.Command {
 	var o restartOptions
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "restart [--grace D | --kill] [--owner OWNER] [-q] [--json] NAME",
 		Short: "Stop a session if it runs and start it again as it was started",
@@ -45,37 +51,37 @@ status). Exit status as tether start's.`,
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.graceSet = cmd.Flags().Changed("grace")
-			return o.run(e, args[0])
+			o.name = args[0]
+			if cmd.Flags().Changed("grace") {
+				if o.stop.Kill {
+					return exit(ExitUsage, errors.New("--kill and --grace exclude each other"))
+				}
+				o.stop.Grace = grace
+				if grace == 0 {
+					o.stop.Grace = contain.NoGrace
+				}
+			}
+			return run(e, &o)
 		},
 	}
 	fl := cmd.Flags()
-	durationVar(fl, &o.grace, "grace", 0, "time members get after the stop signal if it runs (default: the session's own; 0 kills at once)")
-	fl.BoolVar(&o.kill, "kill", false, "kill a running session's members at once")
+	durationVar(fl, &grace, "grace", 0, "time members get after the stop signal if it runs (default: the session's own; 0 kills at once)")
+	fl.BoolVar(&o.stop.Kill, "kill", false, "kill a running session's members at once")
 	fl.StringVar(&o.owner, "owner", "", "`OWNER` for the new run instead of the old one's: PID, parent, session:NAME or none")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing of tether's own but errors")
 	fl.BoolVar(&o.json, "json", false, "print the new run's status as JSON")
 	return cmd
 }
 
-// run restarts session name.
-func (o *restartOptions) run(e *env, name string) error {
-	if o.kill && o.graceSet {
-		return exit(ExitUsage, errors.New("--kill and --grace exclude each other"))
-	}
-	so := session.StopOptions{Kill: o.kill}
-	if o.graceSet {
-		so.Grace = o.grace
-		if o.grace == 0 {
-			so.Grace = contain.NoGrace
-		}
-	}
+// runRestart stops o's session if it runs and starts it again.
+func runRestart(e *env, o *restartOptions) error {
+	name := o.name
 	client, err := openClient(e)
 	if err != nil {
 		return exit(ExitFailure, err)
 	}
 	defer client.Close()
-	stop, rec, err := client.Restart(context.Background(), name, session.RestartOptions{Stop: so, Owner: o.owner})
+	stop, rec, err := client.Restart(context.Background(), name, session.RestartOptions{Stop: o.stop, Owner: o.owner})
 	if stop != nil && !o.quiet {
 		confirmed := "confirmed"
 		if !stop.StopConfirmed {

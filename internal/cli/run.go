@@ -23,6 +23,7 @@ import (
 	"github.com/tether-run/tether/registry"
 )
 
+// runFlags are tether run's flags as given.
 type runFlags struct {
 	timeout  time.Duration
 	grace    time.Duration
@@ -46,8 +47,24 @@ type runFlags struct {
 	limitFlags
 }
 
-func newRunCmd(e *env) *cobra.Command {
-	var f runFlags
+// runOptions is `tether run` as its flags and arguments resolved it:
+// the flags as given (--grace 0 as contain.NoGrace), and what check
+// made of them.
+type runOptions struct {
+	runFlags
+	argv       []string
+	mech       receipt.Mechanism
+	spec       limits.Spec
+	maxStorage []limits.Storage // --storage-max
+	stopSig    syscall.Signal
+	cmdEnv     []string // nil: tether's own environment as it is
+}
+
+func newRunCmd(e *env) *cobra.Command { return newRunCmdRun(e, runRun) }
+
+// newRunCmdRun is newRunCmd with run called on the parsed options.
+func newRunCmdRun(e *env, run func(*env, *runOptions) error) *cobra.Command {
+	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- COMMAND [ARG...]",
 		Short: "Run a command and stop everything it started when it ends",
@@ -102,9 +119,18 @@ could not be executed; 127 if it was not found.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(e, &f, args)
+			if err := o.check(e, args); err != nil {
+				return exit(ExitTether, err)
+			}
+			return run(e, &o)
 		},
 	}
+	o.register(cmd)
+	return cmd
+}
+
+// register adds run's flags to cmd.
+func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
 	durationVar(fl, &f.timeout, "timeout", 0, "stop the run after this long and exit 124, or 137 if the kill was needed (0: no timeout)")
@@ -124,7 +150,32 @@ could not be executed; 127 if it was not found.`,
 	intVarP(fl, &f.max, "max", "", 0, "with --pool: at most N live members (runs and sessions) at once; past it, wait --pool-wait, then refuse")
 	durationVar(fl, &f.poolWait, "pool-wait", 0, "with --max: how long to wait for a slot before refusing (0: refuse at once)")
 	fl.BoolVar(&f.noReap, "no-reap", false, "do not reclaim provably dead runs and sessions first (also TETHER_NO_REAP=1)")
-	return cmd
+}
+
+// check checks the flags and resolves them and args into o: the
+// mechanism, the budget, the storage ceilings, the stop signal and the
+// command's environment (--env-file read). Every error is a usage error.
+func (o *runOptions) check(e *env, args []string) (err error) {
+	o.argv = args
+	if o.mech, err = o.validate(e); err != nil {
+		return err
+	}
+	if o.spec, err = o.budget(); err != nil {
+		return err
+	}
+	if o.maxStorage, err = o.ceilings(); err != nil {
+		return err
+	}
+	if o.stopSig, err = o.stopSignal(); err != nil {
+		return err
+	}
+	if o.cmdEnv, _, err = o.environ(os.Environ()); err != nil {
+		return err
+	}
+	if o.grace == 0 {
+		o.grace = contain.NoGrace
+	}
+	return nil
 }
 
 func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
@@ -187,35 +238,23 @@ func (f *runFlags) validate(e *env) (receipt.Mechanism, error) {
 	return mech, nil
 }
 
-func runRun(e *env, f *runFlags, args []string) error {
-	p, err := f.plan(e, args)
+// runRun runs o's command contained, waits for it and what it left, and
+// exits with its code.
+func runRun(e *env, o *runOptions) error {
+	p, err := o.plan()
 	if ref := refusalOf(err); ref != nil && p != nil {
-		return refuse(e, ref, receipt.NotRun("", args, "", ""), p.out)
+		return refuse(e, ref, receipt.NotRun("", o.argv, "", ""), p.out)
 	}
 	if err != nil {
 		return exit(ExitTether, err)
 	}
-	f.prepare(e, p.mech, !p.spec.IsZero(), false, args)
-	p.prog = newProgress(e, f.quiet, max(f.grace, 0), "a second ^C kills at once")
+	o.prepare(e, o.mech, !o.spec.IsZero(), false, o.argv)
+	p.prog = newProgress(e, o.quiet, max(o.grace, 0), "a second ^C kills at once")
 	sigs := newSignalLog()
 	defer sigs.close()
-	reg := runRegistry(e, f, args)
-	if f.pool != "" && reg == nil {
-		return exit(ExitTether, fmt.Errorf("--pool %s: the pool is counted in the state dir's records, which this run has none in", f.pool))
-	}
-	c := p.command(e, f, reg)
-	err = c.Start()
-	if errors.Is(err, contain.ErrRecord) {
-		// Nothing was created or started: the run goes on without one.
-		if !f.quiet {
-			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
-		}
-		if f.pool != "" {
-			// A member the pool cannot count would break its bound.
-			return exit(ExitTether, fmt.Errorf("--pool %s needs the state dir: %w", f.pool, err))
-		}
-		c = p.command(e, f, nil)
-		err = c.Start()
+	c, err := p.start(e)
+	if c == nil {
+		return err
 	}
 	sigs.attach(c)
 	if err != nil {
@@ -225,19 +264,42 @@ func runRun(e *env, f *runFlags, args []string) error {
 			return refuse(e, ref, r, p.out)
 		}
 		werr := p.out.write(e, r)
-		return exit(contain.StartErrorCode(err), errors.Join(startError(args[0], err), werr))
+		return exit(contain.StartErrorCode(err), errors.Join(startError(o.argv[0], err), werr))
 	}
-	warnStarted(e, f.quiet, c.Receipt())
-	return p.finish(e, f, c, sigs)
+	warnStarted(e, o.quiet, c.Receipt())
+	return p.finish(e, c, sigs)
 }
 
-// runPlan is a run as its flags resolved it, before anything starts.
+// start starts the run's Cmd with a record in the state dir, or without
+// one when the state dir cannot have it (not for a --pool member, which
+// the pool counts by its record: a nil Cmd and an exitError then).
+func (p *runPlan) start(e *env) (*contain.Cmd, error) {
+	o := p.o
+	reg := runRegistry(e, o, o.argv)
+	if o.pool != "" && reg == nil {
+		return nil, exit(ExitTether, fmt.Errorf("--pool %s: the pool is counted in the state dir's records, which this run has none in", o.pool))
+	}
+	c := p.command(e, reg)
+	err := c.Start()
+	if errors.Is(err, contain.ErrRecord) {
+		// Nothing was created or started: the run goes on without one.
+		if !o.quiet {
+			e.warnf("no run record (tether reap cannot recover this run if tether dies): %v", err)
+		}
+		if o.pool != "" {
+			// A member the pool cannot count would break its bound.
+			return nil, exit(ExitTether, fmt.Errorf("--pool %s needs the state dir: %w", o.pool, err))
+		}
+		c = p.command(e, nil)
+		err = c.Start()
+	}
+	return c, err
+}
+
+// runPlan is a run as its options resolved it, before anything starts.
 type runPlan struct {
-	args []string
-	mech receipt.Mechanism
-	spec limits.Spec
-	sig  syscall.Signal
-	env  []string
+	o    *runOptions
+	env  []string // the command's: o's, with the scratch dir's TMPDIR
 	out  *receiptOut
 	prog *progress
 	// storage is the first census of each --storage-max ceiling.
@@ -245,74 +307,54 @@ type runPlan struct {
 	scratch *scratchDir
 }
 
-// plan checks the flags and resolves what the run needs: the mechanism,
-// the budget, the stop signal, the command's environment and the
-// receipt's destination; then it admits the run (--require-free,
+// plan opens the receipt's destination, admits the run (--require-free,
 // --storage-max: a refusal returns p, for its receipt) and makes its
 // scratch dir.
-func (f *runFlags) plan(e *env, args []string) (p *runPlan, err error) {
-	p = &runPlan{args: args}
-	if p.mech, err = f.validate(e); err != nil {
-		return nil, err
-	}
-	if p.spec, err = f.budget(); err != nil {
-		return nil, err
-	}
-	ceilings, err := f.ceilings()
-	if err != nil {
-		return nil, err
-	}
-	if p.sig, err = f.stopSignal(); err != nil {
-		return nil, err
-	}
-	if p.env, err = f.environ(os.Environ()); err != nil {
-		return nil, err
-	}
-	if f.receiptFD >= 0 {
-		p.out, err = openReceiptFD(f.receiptFD)
+func (o *runOptions) plan() (p *runPlan, err error) {
+	p = &runPlan{o: o}
+	if o.receiptFD >= 0 {
+		p.out, err = openReceiptFD(o.receiptFD)
 	} else {
-		p.out, err = openReceipt(f.receipt, f.receiptOverwrite)
+		p.out, err = openReceipt(o.receipt, o.receiptOverwrite)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err = f.admit(); err != nil {
+	if err = o.admit(); err != nil {
 		return p, err
 	}
-	if p.storage, err = census.Admit(ceilings); err != nil {
+	if p.storage, err = census.Admit(o.maxStorage); err != nil {
 		return p, err
 	}
-	if p.scratch, err = newScratch(f.scratch); err != nil {
+	if p.scratch, err = newScratch(o.scratch); err != nil {
 		p.out.cancel()
 		return nil, err
 	}
-	p.env = p.scratch.environ(p.env)
+	p.env = p.scratch.environ(o.cmdEnv)
 	return p, nil
 }
 
 // command is the run's contain.Cmd, recorded in reg (nil: no record).
-func (p *runPlan) command(e *env, f *runFlags, reg *store.Registry) *contain.Cmd {
-	c := contain.Command(p.args[0], p.args[1:]...)
+func (p *runPlan) command(e *env, reg *store.Registry) *contain.Cmd {
+	f := p.o
+	c := contain.Command(f.argv[0], f.argv[1:]...)
 	if p.env != nil {
 		// Found on the PATH the command gets (-e PATH=…), not tether's.
-		c.Path, c.Err = execpath.Look(p.args[0], p.env, "")
+		c.Path, c.Err = execpath.Look(f.argv[0], p.env, "")
 		if c.Err != nil {
-			c.Path = p.args[0]
+			c.Path = f.argv[0]
 		}
 	}
-	c.Env, c.StopSignal = p.env, p.sig
+	c.Env, c.StopSignal = p.env, f.stopSig
 	c.StopExec = f.stopExecArgv()
 	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
-	c.Mechanism = p.mech
+	c.Mechanism = f.mech
 	c.CgroupParent = f.cgroupParent
 	c.Timeout = f.timeout
 	c.Grace = f.grace
-	if f.grace == 0 {
-		c.Grace = contain.NoGrace
-	}
 	c.KillWait = f.killWait
 	c.AdoptOrphans = true // tether run starts no other children
-	c.Limits = p.spec
+	c.Limits = f.spec
 	c.BestEffortLimits = f.limitsMode == "best-effort"
 	h := hooks.Hooks{Storage: p.storage}
 	if reg != nil {
@@ -356,7 +398,8 @@ func warnStarted(e *env, quiet bool, r *receipt.Receipt) {
 // returns the exit: the main process's code; 128+n when tether was
 // signalled to end; ExitTether when the stop was not confirmed or the
 // receipt could not be written.
-func (p *runPlan) finish(e *env, f *runFlags, c *contain.Cmd, sigs *signalLog) error {
+func (p *runPlan) finish(e *env, c *contain.Cmd, sigs *signalLog) error {
+	f := p.o
 	waitErr := c.Wait()
 	sigs.close()
 	p.prog.done("", c.Receipt(), false)
@@ -403,9 +446,6 @@ func startError(name string, err error) error {
 	return fmt.Errorf("cannot start %s: %w", name, err)
 }
 
-// summarize tells the user on stderr what tether had to do beyond waiting;
-// whether the kill was needed only when the progress report has not said
-// so already.
 // stragglersText names what the main process left, the first few by
 // their commands, and where the rest of the evidence is.
 func stragglersText(r *receipt.Receipt, kept bool) string {
@@ -424,6 +464,9 @@ func stragglersText(r *receipt.Receipt, kept bool) string {
 	return strings.Join(names, ", ") + " (" + where + ")"
 }
 
+// summarize tells the user on stderr what tether had to do beyond waiting;
+// whether the kill was needed only when the progress report has not said
+// so already.
 func summarize(e *env, r *receipt.Receipt, reported, kept bool) {
 	if r.Exit.OOMKilled {
 		e.warnf("main process was OOM-killed: the group hit its memory limit (%d OOM kills)", r.Limits.Outcome.OOMKills)
@@ -564,7 +607,7 @@ func (s *signalLog) first() syscall.Signal {
 // a command line too long for a record (which a record written anyway
 // would make unreadable: issue 22), the run goes on without a record,
 // and says so.
-func runRegistry(e *env, f *runFlags, argv []string) *store.Registry {
+func runRegistry(e *env, f *runOptions, argv []string) *store.Registry {
 	if !runRecords {
 		return nil
 	}

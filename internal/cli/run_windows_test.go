@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/tether-run/tether/internal/testuser"
 	"github.com/tether-run/tether/receipt"
 )
 
@@ -72,24 +73,6 @@ func runOSHelper(name string, args []string) (int, bool) {
 		return code, true
 	}
 	return 0, false
-}
-
-// scratchDir is a directory removed entry by entry: under Wine 8,
-// os.RemoveAll (and t.TempDir's cleanup) fails.
-func scratchDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "tether-cli-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
 }
 
 // treeArgs is `tether run` of the tree helper, marked for t.
@@ -152,7 +135,7 @@ func readReceipt(t *testing.T, path string) *receipt.Receipt {
 }
 
 func TestWindowsRunExitCodeAndReceipt(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	rpath := filepath.Join(dir, "receipt.json")
 	code, _, stderr := tether(t, treeArgs(t, dir, "7", "--receipt", rpath)...)
 	if code != 7 {
@@ -175,7 +158,7 @@ func TestWindowsRunExitCodeAndReceipt(t *testing.T) {
 }
 
 func TestWindowsRunTimeout(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	code, _, stderr := tether(t, treeArgs(t, dir, "stay", "--timeout", "2", "--grace", "0")...)
 	if code != 124 {
 		t.Fatalf("tether run --timeout = exit %d, want 124; stderr: %s", code, stderr)
@@ -186,7 +169,7 @@ func TestWindowsRunTimeout(t *testing.T) {
 // TestWindowsTetherKilled: tether dies while its run holds a tree; the
 // job dies with it (KILL_ON_JOB_CLOSE).
 func TestWindowsTetherKilled(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	cmd, _, stderr := tetherCmd(t, treeArgs(t, dir, "stay")...)
 	if err := startCmd(cmd); err != nil {
 		t.Fatal(err)

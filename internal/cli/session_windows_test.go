@@ -11,6 +11,7 @@ import (
 
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/internal/testuser"
 )
 
 // Windows sessions through the real CLI under Wine (or Windows): a
@@ -86,7 +87,7 @@ func TestWindowsSessionStop(t *testing.T) {
 		extra []string
 	}{{"child", nil}, {"breakaway", []string{"breakaway"}}} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := scratchDir(t)
+			dir := testuser.TempDir(t)
 			name := "win-stop-" + tc.name
 			code, _, stderr := tether(t, startArgs(t, name, dir, "stay", tc.extra...)...)
 			if code != 0 {
@@ -162,7 +163,7 @@ func TestWindowsSessionStop(t *testing.T) {
 // session's tree; ls calls it unsupervised, and reap proves the
 // supervisor and main dead by their tokens and cleans the record.
 func TestWindowsSessionSupervisorKilled(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	name := "win-killed"
 	if code, _, stderr := tether(t, startArgs(t, name, dir, "stay")...); code != 0 {
 		t.Fatalf("tether start = %d: %s", code, stderr)
@@ -212,7 +213,7 @@ func TestWindowsSessionSupervisorKilled(t *testing.T) {
 // child; the session ends on its own (until main-exit), the child is
 // stopped, and `tether wait` returns the main's code.
 func TestWindowsSessionMainExit(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	name := "win-exit"
 	if code, _, stderr := tether(t, startArgs(t, name, dir, "3")...); code != 0 {
 		t.Fatalf("tether start = %d: %s", code, stderr)
@@ -228,7 +229,7 @@ func TestWindowsSessionMainExit(t *testing.T) {
 // stderr is in its log, by stream (`tether logs --json`), and `tether logs
 // -f` follows it until the session is stopped, then returns.
 func TestWindowsSessionLogs(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	name := "win-logs"
 	exe, _ := os.Executable()
 	args := []string{"start", "--name", name, "-e", asTetherEnv + "=0", "-e", helperEnv + "=say", "--", exe, wineTag(t), dir, "stay"}
@@ -284,7 +285,7 @@ func TestWindowsSessionLogs(t *testing.T) {
 // when it starts, and ends with the job: nothing of it outlives the run,
 // and reap cleans its record.
 func TestWindowsSessionInCallerJob(t *testing.T) {
-	dir := scratchDir(t)
+	dir := testuser.TempDir(t)
 	name := "win-injob"
 	exe, _ := os.Executable()
 	code, _, stderr := tether(t, append([]string{"run", "--", exe}, startArgs(t, name, dir, "stay")...)...)
@@ -309,7 +310,7 @@ func TestWindowsSessionInCallerJob(t *testing.T) {
 // session's, listed with it and ended by its stop; an ended session
 // refuses.
 func TestWindowsSessionExec(t *testing.T) {
-	dir, execDir := scratchDir(t), scratchDir(t)
+	dir, execDir := testuser.TempDir(t), testuser.TempDir(t)
 	name := "win-exec"
 	if code, _, stderr := tether(t, startArgs(t, name, dir, "stay")...); code != 0 {
 		t.Fatalf("tether start = %d: %s", code, stderr)

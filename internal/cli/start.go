@@ -19,6 +19,7 @@ import (
 	"github.com/tether-run/tether/session"
 )
 
+// startFlags are tether start's flags as given.
 type startFlags struct {
 	name, owner, profile, until string
 	ttl, grace, killWait        time.Duration
@@ -36,7 +37,19 @@ type startFlags struct {
 	readyTimeout time.Duration
 }
 
-func newStartCmd(e *env) *cobra.Command {
+// startOptions is `tether start` as its flags and arguments resolved it.
+type startOptions struct {
+	session     session.Options
+	requireFree []string // checked when the session is started (a refusal)
+	json        bool
+	quiet       bool
+	noReap      bool
+}
+
+func newStartCmd(e *env) *cobra.Command { return newStartCmdRun(e, runStart) }
+
+// newStartCmdRun is newStartCmd with run called on the parsed options.
+func newStartCmdRun(e *env, run func(*env, *startOptions) error) *cobra.Command {
 	var f startFlags
 	cmd := &cobra.Command{
 		Use:   "start [flags] -- COMMAND [ARG...]",
@@ -95,8 +108,20 @@ under PATH hold more than SIZE, as for tether run.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runStart(e, &f, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			so, err := f.options(e, args)
+			if err != nil {
+				return exit(ExitUsage, err)
+			}
+			return run(e, &startOptions{session: so, requireFree: f.requireFree, json: f.json, quiet: f.quiet, noReap: f.noReap})
+		},
 	}
+	f.register(cmd)
+	return cmd
+}
+
+// register adds start's flags to cmd.
+func (f *startFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
 	fl.StringVar(&f.name, "name", "", "session `NAME`: 1–64 of A-Z a-z 0-9 . _ -, starting with a letter or digit (default <command>-<8 hex>)")
@@ -120,22 +145,20 @@ under PATH hold more than SIZE, as for tether run.`,
 	f.commandFlags.register(cmd)
 	cmd.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]cobra.Completion{"tmux", "playwright"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]cobra.Completion{session.UntilMainExit, session.UntilEmpty}, cobra.ShellCompDirectiveNoFileComp))
-	return cmd
 }
 
-func runStart(e *env, f *startFlags, args []string) error {
-	o, err := f.options(e, args)
-	if err != nil {
-		return exit(ExitUsage, err)
-	}
-	if err := f.admit(); err != nil {
+// runStart starts o's session and prints its name, or its status as
+// JSON.
+func runStart(e *env, so *startOptions) error {
+	o := so.session
+	if err := admitFree(so.requireFree); err != nil {
 		return refuseStart(e, o, err)
 	}
 	reg, err := openRegistry(e)
 	if err != nil {
 		return exit(ExitFailure, err)
 	}
-	quickReap(e, reg, f.noReap)
+	quickReap(e, reg, so.noReap)
 	client, err := openClient(e)
 	if err != nil {
 		return exit(ExitFailure, err)
@@ -148,14 +171,14 @@ func runStart(e *env, f *startFlags, args []string) error {
 	if err != nil {
 		return startFailed(e, o.Name, err)
 	}
-	if !f.quiet {
+	if !so.quiet {
 		e.warnf("started session %q (%s)", rec.Name, lifetime(rec))
 		for _, c := range rec.Caveats {
 			e.warnf("note: session %q %s", rec.Name, c)
 		}
 		noteOverrides(e, client, rec.Name, o.Set)
 	}
-	if f.json {
+	if so.json {
 		return printJSON(e, session.StatusOf(rec))
 	}
 	fmt.Fprintln(e.stdout, rec.Name)
@@ -221,11 +244,10 @@ func (f *startFlags) options(e *env, args []string) (session.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	cmdEnv, err := f.environ(os.Environ())
+	cmdEnv, set, err := f.environ(os.Environ())
 	if err != nil {
 		return o, err
 	}
-	set, _ := envVars(f.envFiles, f.env) // checked by environ
 	ceilings, err := f.ceilings()
 	if err != nil {
 		return o, err

@@ -15,9 +15,18 @@ import (
 	"github.com/tether-run/tether/session"
 )
 
-func newStatusCmd(e *env) *cobra.Command {
-	var asJSON bool
-	var lines int
+// statusOptions is `tether status` as its flags and argument resolved it.
+type statusOptions struct {
+	name   string
+	asJSON bool
+	lines  int // of the log shown (-n)
+}
+
+func newStatusCmd(e *env) *cobra.Command { return newStatusCmdRun(e, runStatus) }
+
+// newStatusCmdRun is newStatusCmd with run called on the parsed options.
+func newStatusCmdRun(e *env, run func(*env, *statusOptions) error) *cobra.Command {
+	var o statusOptions
 	cmd := &cobra.Command{
 		Use:   "status NAME [--json]",
 		Short: "Show one session: its state, processes and how it ended",
@@ -31,35 +40,41 @@ where its receipt is, and the last lines of its log (-n). --json prints the same
 		Args:              namedArgs(1, cobra.ExactArgs(1)),
 		ValidArgsFunction: completeSessions(e, true, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			client, err := openClient(e)
-			if err != nil {
-				return exit(ExitFailure, err)
-			}
-			s, err := client.Status(args[0])
-			if err != nil {
-				return sessionExit(args[0], err)
-			}
-			rec := s.Record
-			if asJSON {
-				return printJSON(e, s)
-			}
-			printStatus(e.stdout, s, verdict(client, s.Record))
-			if lines > 0 {
-				// The tail as tether logs --tail prints it, gaps noted.
-				var tail bytes.Buffer
-				if err := client.Logs(context.Background(), rec.Name, &tail, session.LogOptions{Tail: lines, Timestamps: true, Notes: &tail}); err == nil && tail.Len() > 0 {
-					fmt.Fprintf(e.stdout, "log (last %d lines):\n", lines)
-					for _, l := range strings.SplitAfter(strings.TrimSuffix(tail.String(), "\n"), "\n") {
-						fmt.Fprintf(e.stdout, "  %s", strings.TrimSuffix(l, "\n")+"\n")
-					}
-				}
-			}
-			return nil
+			o.name = args[0]
+			return run(e, &o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	intVarP(cmd.Flags(), &lines, "lines", "n", 10, "show this many of the log's last lines (0: none; not in --json: see tether logs --json)")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	intVarP(cmd.Flags(), &o.lines, "lines", "n", 10, "show this many of the log's last lines (0: none; not in --json: see tether logs --json)")
 	return cmd
+}
+
+// runStatus prints o's session as its record and the system show it,
+// with the last lines of its log.
+func runStatus(e *env, o *statusOptions) error {
+	client, err := openClient(e)
+	if err != nil {
+		return exit(ExitFailure, err)
+	}
+	s, err := client.Status(o.name)
+	if err != nil {
+		return sessionExit(o.name, err)
+	}
+	if o.asJSON {
+		return printJSON(e, s)
+	}
+	printStatus(e.stdout, s, verdict(client, s.Record))
+	if o.lines > 0 {
+		// The tail as tether logs --tail prints it, gaps noted.
+		var tail bytes.Buffer
+		if err := client.Logs(context.Background(), s.Record.Name, &tail, session.LogOptions{Tail: o.lines, Timestamps: true, Notes: &tail}); err == nil && tail.Len() > 0 {
+			fmt.Fprintf(e.stdout, "log (last %d lines):\n", o.lines)
+			for _, l := range strings.SplitAfter(strings.TrimSuffix(tail.String(), "\n"), "\n") {
+				fmt.Fprintf(e.stdout, "  %s", strings.TrimSuffix(l, "\n")+"\n")
+			}
+		}
+	}
+	return nil
 }
 
 // localTime is a time as human output shows it: local, with its date and

@@ -1,7 +1,7 @@
-// Package testuser gives tests a second, ordinary user to run tether as:
-// the checks that guard other users' files and processes (registry's
-// ownership checks, reap's "not this user's leaf") only act when the
-// caller is not root.
+// Package testuser gives tests a second, ordinary user to run tether as
+// (the checks that guard other users' files and processes, registry's
+// ownership checks and reap's "not this user's leaf", only act when the
+// caller is not root), and a temp dir whose cleanup works under Wine.
 package testuser
 
 import (
