@@ -101,7 +101,11 @@ func (c *Cmd) prepared() error {
 // startedMain is called once the command runs and is identified.
 func (c *Cmd) startedMain() {
 	if c.rec.Main != nil {
-		c.exe = identifyExe(c.rec.Main.PID, c.Path, c.StateDir)
+		cache := c.StateDir
+		if cache == "" {
+			cache = c.hooks.ExeCache
+		}
+		c.exe = identifyExe(c.rec.Main.PID, c.Path, cache)
 	}
 	c.rec.Outcome = receipt.OutcomeRan
 	c.track.started(&c.rec)

@@ -89,6 +89,9 @@ func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error)
 	if err != nil {
 		return nil, err
 	}
+	if len(readySpecs(o)) == 0 {
+		return rec, nil // start read it after the supervisor's report
+	}
 	if err := c.awaitReady(ctx, rec, o); err != nil {
 		return rec, err
 	}

@@ -115,10 +115,9 @@ type readiness struct {
 	logHit atomic.Bool
 }
 
-// awaitReady waits until every check of o holds (polled with a backoff
-// from 20 ms to 250 ms), the session ends, or the wait is over. On
-// failure it stops the session and returns a *NotReadyError.
-func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options) error {
+// readySpecs are the checks a start of o waits for: o.Ready, and for the
+// tmux profile a session's existence unless an exec check is given.
+func readySpecs(o Options) []string {
 	specs := o.Ready
 	if o.Profile == "tmux" && !slices.ContainsFunc(specs, func(s string) bool { return strings.HasPrefix(s, "exec:") }) {
 		// The tmux server holds a session: `tmux new -d` returns before
@@ -128,6 +127,14 @@ func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options
 		// TestStartTmuxReadyBackToBack). has-session fails then.
 		specs = append(slices.Clone(specs), "exec:tmux has-session")
 	}
+	return specs
+}
+
+// awaitReady waits until every check of o holds (polled with a backoff
+// from 20 ms to 250 ms), the session ends, or the wait is over. On
+// failure it stops the session and returns a *NotReadyError.
+func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options) error {
+	specs := readySpecs(o)
 	if len(specs) == 0 {
 		return nil
 	}

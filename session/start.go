@@ -231,7 +231,7 @@ func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Op
 	// Reap the supervisor whenever it exits, so a long-lived caller
 	// collects no zombies.
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	go func() { reapSupervisor(cmd); close(exited) }()
 	type result struct {
 		b   []byte
 		err error

@@ -23,6 +23,12 @@ type Hooks struct {
 	// supervisor keeps itself); WatchReceipt is a file it writes the
 	// receipt to as well (tether run --receipt FILE). See internal/watch.
 	WatchRegistry, WatchRecord, WatchReceipt string
+	// ExeCache is a state dir whose digest cache (hashes/) the receipt's
+	// program files are hashed through when Cmd.StateDir is empty (a
+	// session's supervisor keeps its record itself): without it every
+	// session start hashed tether's own 8 MB binary again, about 5 ms of
+	// CPU beside the start on two cores (issue 30).
+	ExeCache string
 	// Prepared is called once the containment exists (leaf created,
 	// limits written) and before the command is spawned, with the receipt
 	// so far and the fallback's group marker ("" with a leaf); an error

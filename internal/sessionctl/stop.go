@@ -47,6 +47,9 @@ func StopMany(reg *store.Registry, names []string, req StopRequest, wait time.Du
 			waits = append(waits, s)
 		}
 	}
+	if len(waits) > 0 {
+		go warmReceiptDecoder()
+	}
 	deadline := time.Now().Add(wait)
 	killed := false
 	for len(waits) > 0 {
@@ -100,6 +103,19 @@ func StopMany(reg *store.Registry, names []string, req StopRequest, wait time.Du
 		waits = keep
 	}
 	return out
+}
+
+// warmReceiptDecoder has encoding/json build its decoder for a receipt
+// while the caller waits for its supervisors to stop, on the core that
+// waiting leaves idle: built at the first decode, after the supervisor
+// exited, it cost a fresh `tether stop` 0.6–0.9 ms on its path; warmed,
+// that decode takes 55–75 µs (issue 30). The zero receipt's round trip
+// reaches every type the decoder of a written one needs.
+func warmReceiptDecoder() {
+	b, err := json.Marshal(&receipt.Receipt{})
+	if err == nil {
+		json.Unmarshal(b, new(receipt.Receipt))
+	}
 }
 
 // stopping is a stop requested of a supervisor that had not yet exited.

@@ -172,6 +172,7 @@ func (s *supervisor) command() *contain.Cmd {
 		// If this supervisor dies, its watcher stops the group and ends
 		// the session's record (issue 24).
 		WatchRegistry: reg.Dir, WatchRecord: s.name,
+		ExeCache: reg.Dir,
 		Prepared: func(r *receipt.Receipt, marker string) error {
 			return w.update(func(rec *registry.Record) {
 				rec.Supervisor = s.self
