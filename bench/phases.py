@@ -7,7 +7,7 @@ file $TETHER_MARKS at each step. This script spawns the commands, reads
 the marks of every process involved and prints the median time between
 consecutive marks, from the spawn to the parent's wait returning.
 
-  phases.py cmds N CMD...   each CMD N times, order reversed every round;
+  phases.py cmds N CMD...   each CMD N times, order rotated every round;
                             a CMD is one argument, words split on '|',
                             leading KEY=VALUE words its environment
   phases.py start N BIN...  BIN start --name qR --owner none -- sleep 1000
@@ -16,9 +16,8 @@ consecutive marks, from the spawn to the parent's wait returning.
   phases.py stop N BIN...   the stop of such a session, with the marks of
                             the stop process and of the supervisor
 
-The order is reversed every round, so the first and last commands run
-twice back to back at each turn and a middle one never does: compare
-binaries in both orders (BENCHMARKS.md, issue 30)."""
+The order is rotated every round (as bench/alt.py's), so no command runs
+twice back to back and each takes every place in turn."""
 import collections
 import os
 import statistics
@@ -84,7 +83,7 @@ def cmds(n, args):
         envs.append(e)
     results = [collections.defaultdict(list) for _ in argvs]
     for r in range(n):
-        order = range(len(argvs)) if r % 2 == 0 else reversed(range(len(argvs)))
+        order = [(i + r) % len(argvs) for i in range(len(argvs))]
         for i in order:
             clear(MARKS)
             env = dict(os.environ, TETHER_NO_REAP="1", TETHER_MARKS=MARKS, **envs[i])
@@ -99,9 +98,8 @@ def sessions(n, bins, which):
     results = [collections.defaultdict(list) for _ in bins]
     peer = []
     for r in range(n):
-        order = list(range(len(bins))) + ["timeout"]
-        if r % 2:
-            order.reverse()
+        slots = list(range(len(bins))) + ["timeout"]
+        order = [slots[(i + r) % len(slots)] for i in range(len(slots))]
         for i in order:
             if i == "timeout":
                 t0, t1 = timed(["timeout", "10", "true"], os.environ)
