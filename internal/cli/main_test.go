@@ -96,11 +96,18 @@ func marker(t *testing.T) string {
 // running it with wait.
 func tetherCmd(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	return tetherCmdFor(t, runDeadline, args...)
+}
+
+// tetherCmdFor is tetherCmd with the hang guard d instead of runDeadline,
+// for an invocation that may wait its turn (a pool's member).
+func tetherCmdFor(t *testing.T, d time.Duration, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatalf("os.Executable() = %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(withoutEnv(os.Environ(), asTetherEnv, caseEnv), asTetherEnv+"=1", caseEnv+"="+marker(t))

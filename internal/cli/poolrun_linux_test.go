@@ -46,7 +46,11 @@ func TestRunPoolBound(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd, _, stderr := tetherCmd(t, "run", "-q", "--pool", "p", "--max", "3", "--pool-wait", "25s", "--", "sh", "-c",
+			// Each waits its turn: 50 runs through 3 slots took 37 s in
+			// a TCG guest that shared the host's cores, past 25 s of
+			// --pool-wait and the 30 s runDeadline. Both are hang
+			// guards here, not what the test asserts.
+			cmd, _, stderr := tetherCmdFor(t, 5*time.Minute, "run", "-q", "--pool", "p", "--max", "3", "--pool-wait", "4m", "--", "sh", "-c",
 				`mkdir "$D/in.$$" && sleep 0.1; rmdir "$D/in.$$"`)
 			cmd.Env = append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg, "D="+dir)
 			codes[i] = wait(t, cmd)
