@@ -89,10 +89,11 @@ func (c *Client) Start(ctx context.Context, o Options) (*registry.Record, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(readySpecs(o)) == 0 {
+	specs := readySpecs(o)
+	if len(specs) == 0 {
 		return rec, nil // start read it after the supervisor's report
 	}
-	if err := c.awaitReady(ctx, rec, o); err != nil {
+	if err := c.awaitReady(ctx, rec, o, specs); err != nil {
 		return rec, err
 	}
 	return c.reg.Read(rec.Name)

@@ -130,14 +130,11 @@ func readySpecs(o Options) []string {
 	return specs
 }
 
-// awaitReady waits until every check of o holds (polled with a backoff
-// from 20 ms to 250 ms), the session ends, or the wait is over. On
-// failure it stops the session and returns a *NotReadyError.
-func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options) error {
-	specs := readySpecs(o)
-	if len(specs) == 0 {
-		return nil
-	}
+// awaitReady waits until every check of specs (readySpecs(o)) holds
+// (polled with a backoff from 20 ms to 250 ms), the session ends, or the
+// wait is over. On failure it stops the session and returns a
+// *NotReadyError.
+func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options, specs []string) error {
 	r := &readiness{c: c, rec: rec, o: o, env: map[string]string{}}
 	for _, s := range specs {
 		ch, err := parseCheck(s)
