@@ -259,7 +259,7 @@ func TestStopSecondSignalStopsWaiting(t *testing.T) {
 	syscall.Kill(tok.PID, syscall.SIGSTOP)
 	defer syscall.Kill(tok.PID, syscall.SIGCONT)
 	requests := func() int {
-		m, _ := filepath.Glob(filepath.Join(s.RuntimeDir, "stop-*.json"))
+		m, _ := filepath.Glob(filepath.Join(xdg, "tether", "requests", "stop-*.json"))
 		return len(m)
 	}
 	cmd, done, _, errb := stopJSON(t, xdg, "halted")

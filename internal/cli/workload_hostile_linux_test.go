@@ -26,8 +26,9 @@ func TestHostileWorkload(t *testing.T) {
 	}{
 		// The supervisor wrote each step of the stop by opening this path.
 		{"progress file a FIFO", `rm -f "$TETHER_SESSION_DIR/progress.jsonl"; mkfifo "$TETHER_SESSION_DIR/progress.jsonl"`},
-		// The watcher read every stop-*.json before acting on the wake-up;
-		// this one sorts first.
+		// The watcher read every stop-*.json of the runtime dir before
+		// acting on the wake-up (requests are in the state dir's
+		// requests/ now); this one sorts first.
 		{"request file a FIFO", `mkfifo "$TETHER_SESSION_DIR/stop-0-planted.json"`},
 		{"runtime dir removed", `rm -rf "$TETHER_SESSION_DIR"`},
 		{"runtime dir chmod 750", `chmod 750 "$TETHER_SESSION_DIR"`},
@@ -49,6 +50,13 @@ func TestHostileWorkload(t *testing.T) {
 			r := stopWithin(t, xdg, "--grace", "200ms", "w")
 			if !r.StopConfirmed || r.Stop.Reason != "request" || r.Exit.Signal != "SIGKILL" {
 				t.Errorf("receipt: confirmed %t, stop %+v, exit %+v; want confirmed, request, main killed", r.StopConfirmed, r.Stop, r.Exit)
+			}
+			// The stop's --grace is carried whatever became of the
+			// runtime dir: the session's own (10s) would have applied.
+			for _, st := range r.Stop.Steps {
+				if st.Name == "kill" && st.ElapsedMS > 5000 {
+					t.Errorf("kill at %d ms (%s): the stop's --grace 200ms was not carried", st.ElapsedMS, st.Observed)
+				}
 			}
 			if _, err := os.Stat(bait); err != nil {
 				t.Errorf("a file outside the runtime dir was taken for a request: %v", err)
@@ -76,7 +84,7 @@ func TestHostileWorkload(t *testing.T) {
 		if st := statusOf(t, xdg, "k"); st.State != "running" {
 			t.Errorf("after the command's kill 0: state %s, want running", st.State)
 		}
-		stopWithin(t, xdg, "k")
+		stopWithin(t, xdg, "--grace", "200ms", "k")
 		assertNoSurvivors(t)
 	})
 }

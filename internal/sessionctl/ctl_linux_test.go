@@ -88,11 +88,11 @@ func TestSupervisorOf(t *testing.T) {
 	}
 }
 
-// TestRTDirTake: what a member leaves in the runtime dir can neither
-// block nor redirect the supervisor's reads (issue 22): a FIFO is not
+// TestInboxTake: what a process of the user's leaves in the requests dir
+// can neither block nor redirect the supervisor's reads (issue 22): a FIFO is not
 // listed, a symlink is not followed and its target is left alone, and
 // every entry taken is removed.
-func TestRTDirTake(t *testing.T) {
+func TestInboxTake(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	target := filepath.Join(other, "target")
 	os.WriteFile(target, []byte("secret"), 0o600)
@@ -101,7 +101,7 @@ func TestRTDirTake(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Symlink(target, filepath.Join(dir, "stop-3.json"))
-	d, err := OpenRTDir(dir)
+	d, err := OpenInbox(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

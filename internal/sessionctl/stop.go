@@ -3,6 +3,8 @@
 package sessionctl
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/contain"
-	"github.com/tether-run/tether/internal/atomicfile"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/reap"
@@ -98,6 +99,7 @@ func StopMany(reg *store.Registry, names []string, req StopRequest, wait time.Du
 			}
 			s.sup.Close()
 			s.progress.close()
+			s.forget()
 			out[s.i].Receipt, out[s.i].Err = s.result(reg)
 		}
 		waits = keep
@@ -120,17 +122,18 @@ func warmReceiptDecoder() {
 
 // stopping is a stop requested of a supervisor that had not yet exited.
 type stopping struct {
-	reg  *store.Registry
-	i    int
-	name string
-	rec  *registry.Record // as read when the stop was requested
-	sup  *identity.Handle
-	werr error // a request that could not be written (the signals went anyway)
+	reg   *store.Registry
+	i     int
+	name  string
+	rec   *registry.Record // as read when the stop was requested
+	sup   *identity.Handle
+	werr  error    // a request that could not be written (the signals went anyway)
+	files []string // the request files it left, removed once it ended
 	// progress reads the steps the supervisor reports as it stops.
 	progress progressReader
 }
 
-// requestStop leaves req in the session's runtime dir and signals its
+// requestStop leaves req in the requests dir and signals the session's
 // supervisor. It returns nil (and no error) for a session that has
 // already ended.
 func requestStop(reg *store.Registry, name string, req StopRequest) (*stopping, error) {
@@ -153,32 +156,32 @@ func requestStop(reg *store.Registry, name string, req StopRequest) (*stopping, 
 		if h.Exited() {
 			return s, nil // it ended meanwhile and released its runtime dir
 		}
+		s.forget()
 		h.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// send writes one request file (stop-*.json: concurrent stops never
-// overwrite each other's) and wakes the supervisor, which reads every
-// request file addressed to it on each wake-up.
+// send leaves one request file in the state dir's requests dir (stop-*.json,
+// named for its supervisor: concurrent stops never overwrite each other's)
+// and wakes the supervisor, which takes every request file named for it on
+// each wake-up.
 func (s *stopping) send(req StopRequest) error {
 	req.Supervisor = s.rec.Supervisor
 	b, _ := json.Marshal(req)
-	name := StopRequestPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + randid.Hex(6) + ".json"
-	// A request that cannot be written (a full or read-only state disk,
-	// or a runtime dir its own command removed, replaced or chmod'ed:
-	// issue 22) must not make the session unstoppable: the wake-up alone
-	// is a plain request, and the urgent one (SIGINT on Unix: two
-	// SIGTERMs may merge) asks for no grace. The supervisor is proven
-	// by its pidfd, not by anything in the dir.
-	// Atomic, not synced: the supervisor reads it at once, and after a
-	// reboot there is nothing to stop (issue 13: the syncs were a
-	// millisecond of every stop on a disk).
-	rt := s.rec.RuntimeDir
-	werr := s.reg.CheckDir(rt)
+	name := RequestPrefix(s.rec.Supervisor) + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + randid.Hex(6) + ".json"
+	// A request that cannot be written (a full or read-only state disk)
+	// must not make the session unstoppable: the wake-up alone is a
+	// plain request, and the urgent one (SIGINT on Unix: two SIGTERMs
+	// may merge) asks for no grace. The supervisor is proven by its
+	// pidfd, not by anything in the dir. Atomic, not synced: the
+	// supervisor reads it at once, and after a reboot there is nothing to
+	// stop (issue 13: the syncs were a millisecond of every stop on a
+	// disk).
+	werr := s.reg.PutRequest(name, b)
 	if werr == nil {
-		werr = atomicfile.Replace(filepath.Join(rt, name), b, 0o600)
+		s.files = append(s.files, name)
 	}
 	if err := Wake(s.sup, false); err != nil && !errors.Is(err, identity.ErrGone) {
 		return err
@@ -190,6 +193,24 @@ func (s *stopping) send(req StopRequest) error {
 		}
 	}
 	return nil
+}
+
+// forget removes the request files s left that its supervisor did not
+// take: it ended before it read them, or exited between reading and
+// taking them.
+func (s *stopping) forget() {
+	for _, f := range s.files {
+		s.reg.RemoveRequest(f)
+	}
+	s.files = nil
+}
+
+// RequestPrefix begins the name of every request file for the supervisor
+// with token sup: a digest of the token, so that a supervisor lists only
+// its own and never takes (and removes) another's.
+func RequestPrefix(sup string) string {
+	h := sha256.Sum256([]byte(sup))
+	return StopRequestPrefix + hex.EncodeToString(h[:8]) + "-"
 }
 
 // result reads the receipt of a session whose supervisor has exited.
@@ -301,8 +322,9 @@ const watchPatience = 10 * time.Second
 // familyWait bounds the wait for the sessions a stopping session owns.
 const familyWait = 2 * time.Minute
 
-// StopRequest is what `tether stop` leaves in the session's runtime dir,
-// one file per request (stop-*.json), before it signals the supervisor.
+// StopRequest is what `tether stop` leaves in the state dir's requests
+// dir, one file per request (RequestPrefix), before it signals the
+// supervisor.
 type StopRequest struct {
 	// GraceMS is the grace in milliseconds: 0 the session's own, -1 none.
 	GraceMS int64 `json:"grace_ms"`

@@ -36,7 +36,7 @@ func Open(dir string) (*Registry, error) {
 }
 
 // subdirs are the subdirectories of a state directory.
-var subdirs = []string{"records", "ended", "s", "logs", "receipts", "configs"}
+var subdirs = []string{"records", "ended", "s", "logs", "receipts", "configs", "requests"}
 
 // EnsureDir creates d inside the registry (0700; on Windows with the
 // registry's protected DACL) if missing, then checks it.
@@ -114,6 +114,22 @@ const RefusalPrefix = "not-run-"
 
 // CheckDir applies the registry's safety rules to a directory inside it.
 func (r *Registry) CheckDir(d string) error { return r.checkDir(d) }
+
+// RequestsDir returns the directory stop requests are left in for
+// supervisors (stop-*.json). It is the state dir's, not a session's
+// runtime dir: the session's command is handed its runtime dir and may
+// remove it, chmod it or swap it for a symlink, which lost a stop's
+// --grace (issue 30; issue 22 made such a session stoppable).
+func (r *Registry) RequestsDir() string { return filepath.Join(r.Dir, "requests") }
+
+// PutRequest leaves the request file in RequestsDir, atomically (the
+// supervisor never reads a torn one). Not synced: after a reboot there is
+// no supervisor to read it.
+func (r *Registry) PutRequest(file string, b []byte) error { return r.replace("requests", file, b) }
+
+// RemoveRequest removes a request file PutRequest left; one already taken
+// is not an error.
+func (r *Registry) RemoveRequest(file string) error { return r.remove("requests", file) }
 
 // RuntimeDir returns the runtime directory of a session.
 func (r *Registry) RuntimeDir(name string) string { return filepath.Join(r.Dir, "s", name) }

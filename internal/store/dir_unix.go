@@ -30,7 +30,7 @@ type Registry struct {
 }
 
 // heldDirs are the directories Open keeps open besides the state dir.
-var heldDirs = []string{"records", "ended", "s", "receipts", "logs", "configs"}
+var heldDirs = []string{"records", "ended", "s", "receipts", "logs", "configs", "requests"}
 
 func newRegistry(dir string) (*Registry, error) { return &Registry{Dir: dir, uid: os.Getuid()}, nil }
 

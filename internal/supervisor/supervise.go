@@ -66,7 +66,7 @@ type supervisor struct {
 	ready *os.File // the pipe of the one ReadyReport; nil once sent
 	w     *recorder
 	spec  *sessionctl.Spec
-	rtd   *sessionctl.RTDir // held before the command runs: what it does to its runtime dir later cannot redirect the supervisor's reads of it
+	inbox *sessionctl.Inbox // the requests dir, held before the command runs
 	owner *identity.Handle  // nil: no owner
 	self  string            // the supervisor's token
 	log   *sessionlog.Log
@@ -88,15 +88,15 @@ func (s *supervisor) report(r sessionctl.ReadyReport) {
 }
 
 // prepare reads the spec and opens what the session needs before its
-// command runs: its runtime dir, its owner (which must still live), its
+// command runs: the requests dir, its owner (which must still live), its
 // own token, its log and the capture into it.
 func (s *supervisor) prepare() (err error) {
 	name, rec := s.name, s.w.rec
 	if s.spec, err = sessionctl.ReadSpec(s.w.reg, rec); err != nil {
 		return err
 	}
-	if s.rtd, err = sessionctl.OpenRTDir(rec.RuntimeDir); err != nil {
-		return fmt.Errorf("session %q: runtime dir: %w", name, err)
+	if s.inbox, err = sessionctl.OpenInbox(s.w.reg.RequestsDir()); err != nil {
+		return fmt.Errorf("session %q: requests dir: %w", name, err)
 	}
 	if s.spec.OwnerToken != "" {
 		tok, err := identity.Parse(s.spec.OwnerToken)
@@ -141,8 +141,8 @@ func (s *supervisor) close() {
 	if s.owner != nil {
 		s.owner.Close()
 	}
-	if s.rtd != nil {
-		s.rtd.Close()
+	if s.inbox != nil {
+		s.inbox.Close()
 	}
 }
 
@@ -234,7 +234,7 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go s.w.watchLoss(s.log, stopLoss, lossDone)
-	wt := &watcher{c: c, rt: s.rtd, self: s.self, reason: make(chan string, 1), done: make(chan struct{})}
+	wt := &watcher{c: c, inbox: s.inbox, self: s.self, reason: make(chan string, 1), done: make(chan struct{})}
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
@@ -245,7 +245,8 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 		xs.close() // exec clients hear how their commands ended
 	}
 	close(wt.done) // before close's owner.Close: the owner's waiter ends first
-	<-watching     // and before its rtd.close: it may be reading requests
+	<-watching     // and before close's inbox.Close: it may be reading requests
+	wt.requests()  // those that came too late go (their stops wait for our exit, and remove what is left then)
 	s.capt.End()
 	s.log.Close()
 	close(stopLoss)

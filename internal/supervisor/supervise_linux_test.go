@@ -160,10 +160,15 @@ func TestSuperviseStopRequest(t *testing.T) {
 	// Members must be in the leaf before the stop: the daemon's fork.
 	time.Sleep(100 * time.Millisecond)
 
+	// A kill request for another supervisor, under our prefix (read, and
+	// ignored for its token) and under its own (not ours to take).
 	stranger := sessionctl.StopRequest{Reason: "request", Kill: true, Supervisor: "1-2-3"}
 	b, _ := json.Marshal(stranger)
-	if err := os.WriteFile(filepath.Join(l.rt, sessionctl.StopRequestPrefix+"0-stranger.json"), b, 0o600); err != nil {
-		t.Fatal(err)
+	theirs := filepath.Join(reg.RequestsDir(), sessionctl.RequestPrefix(stranger.Supervisor)+"0.json")
+	for _, p := range []string{filepath.Join(reg.RequestsDir(), sessionctl.RequestPrefix(rec.Supervisor)+"0-stranger.json"), theirs} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := sessionctl.Wake(sup, false); err != nil {
 		t.Fatal(err)
@@ -193,6 +198,9 @@ func TestSuperviseStopRequest(t *testing.T) {
 	}
 	if _, err := os.Stat(l.rt); !os.IsNotExist(err) {
 		t.Errorf("runtime dir after a confirmed stop: %v, want it removed", err)
+	}
+	if ents, _ := os.ReadDir(reg.RequestsDir()); len(ents) != 1 || ents[0].Name() != filepath.Base(theirs) {
+		t.Errorf("requests dir after the stop: %v; want only the other supervisor's request", ents)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 // stop under way: it kills at once, sessions the session owns included.
 type watcher struct {
 	c      *contain.Cmd
-	rt     *sessionctl.RTDir // runtime dir, where requests are left; nil if it could not be opened
+	inbox  *sessionctl.Inbox // the requests dir; nil if it could not be opened
 	self   string            // our supervisor token
 	reason chan string
 	done   chan struct{} // closed when the session has ended
@@ -99,25 +99,26 @@ func (w *watcher) apply(req sessionctl.StopRequest) {
 	w.c.BeginStop(contain.ReasonRequest)
 }
 
-// requests reads and removes the request files addressed to this
-// supervisor, oldest first (their names begin with the time).
+// requests reads and removes the request files named for this
+// supervisor, oldest first (the time follows the prefix).
 func (w *watcher) requests() []sessionctl.StopRequest {
-	if w.rt == nil {
+	if w.inbox == nil {
 		return nil
 	}
+	prefix := sessionctl.RequestPrefix(w.self)
 	var names []string
-	for _, n := range w.rt.Names() {
-		if strings.HasPrefix(n, sessionctl.StopRequestPrefix) && strings.HasSuffix(n, ".json") {
+	for _, n := range w.inbox.Names() {
+		if strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".json") {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	var out []sessionctl.StopRequest
 	for _, n := range names {
-		// A member can write the runtime dir: nothing it leaves there (a
-		// FIFO, a symlink, a huge file) may block or stall the watcher
-		// that turns requests into the stop (issue 22).
-		b, err := w.rt.Take(n, maxRequest)
+		// Any process of the user's can write the requests dir: nothing
+		// it leaves there (a FIFO, a symlink, a huge file) may block or
+		// stall the watcher that turns requests into the stop (issue 22).
+		b, err := w.inbox.Take(n, maxRequest)
 		var req sessionctl.StopRequest
 		if err != nil || json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
 			continue

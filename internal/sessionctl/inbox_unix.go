@@ -10,27 +10,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RTDir is a session's runtime dir as the supervisor opened it before the
-// command ran. Its command may rename it, replace it with a symlink or
-// remove it (it is the command's TETHER_SESSION_DIR): reads and removals
-// through the held fd act on the directory tether made, or on nothing,
-// never on what a symlink put in its place names (issue 22).
-type RTDir struct {
+// Inbox is the state dir's requests dir (store.RequestsDir) as a
+// supervisor opened it when it began. Whatever is left there — by a
+// process of the user's, a session's command included — is read only
+// through the held fd: no symlink followed, no FIFO waited on, only the
+// user's regular files, and what is read is removed (issue 22).
+type Inbox struct {
 	f    *os.File
 	path string
 }
 
-// OpenRTDir opens the runtime dir at path, not following a symlink.
-func OpenRTDir(path string) (*RTDir, error) {
+// OpenInbox opens the requests dir at path, not following a symlink.
+func OpenInbox(path string) (*Inbox, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &RTDir{f: os.NewFile(uintptr(fd), path), path: path}, nil
+	return &Inbox{f: os.NewFile(uintptr(fd), path), path: path}, nil
 }
 
 // Names lists the entries that are regular files.
-func (d *RTDir) Names() []string {
+func (d *Inbox) Names() []string {
 	fd, err := unix.Openat(int(d.f.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
@@ -49,7 +49,7 @@ func (d *RTDir) Names() []string {
 
 // Take reads the regular file name of ours (no FIFO waited on, no symlink
 // followed, at most max bytes) and removes it.
-func (d *RTDir) Take(name string, max int64) ([]byte, error) {
+func (d *Inbox) Take(name string, max int64) ([]byte, error) {
 	dfd := int(d.f.Fd())
 	defer unix.Unlinkat(dfd, name, 0)
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
@@ -69,4 +69,4 @@ func (d *RTDir) Take(name string, max int64) ([]byte, error) {
 }
 
 // Close releases the directory.
-func (d *RTDir) Close() { d.f.Close() }
+func (d *Inbox) Close() { d.f.Close() }

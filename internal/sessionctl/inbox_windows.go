@@ -5,15 +5,16 @@ import (
 	"path/filepath"
 )
 
-// RTDir is a session's runtime dir, by path: Windows has no openat, and
-// a runtime dir is the user's alone there (its DACL).
-type RTDir struct{ path string }
+// Inbox is the state dir's requests dir (store.RequestsDir), by path:
+// Windows has no openat, and the state dir is the user's alone there (its
+// DACL).
+type Inbox struct{ path string }
 
-// OpenRTDir names the runtime dir at path.
-func OpenRTDir(path string) (*RTDir, error) { return &RTDir{path: path}, nil }
+// OpenInbox names the requests dir at path.
+func OpenInbox(path string) (*Inbox, error) { return &Inbox{path: path}, nil }
 
 // Names lists the entries that are regular files.
-func (d *RTDir) Names() []string {
+func (d *Inbox) Names() []string {
 	ents, _ := os.ReadDir(d.path)
 	var out []string
 	for _, e := range ents {
@@ -25,7 +26,7 @@ func (d *RTDir) Names() []string {
 }
 
 // Take reads the regular file name (at most max bytes) and removes it.
-func (d *RTDir) Take(name string, max int64) ([]byte, error) {
+func (d *Inbox) Take(name string, max int64) ([]byte, error) {
 	p := filepath.Join(d.path, name)
 	defer os.Remove(p)
 	f, err := OpenRegular(p)
@@ -39,4 +40,4 @@ func (d *RTDir) Take(name string, max int64) ([]byte, error) {
 }
 
 // Close releases the directory.
-func (d *RTDir) Close() {}
+func (d *Inbox) Close() {}
