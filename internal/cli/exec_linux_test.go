@@ -62,7 +62,10 @@ func TestExecTmuxAfterScratchGone(t *testing.T) {
 	if after := statusOf(t, xdg, "tm").Procs; after != before+1 {
 		t.Errorf("procs = %d after exec started a daemon, want %d: the daemon is the session's", after, before+1)
 	}
-	if code, _, stderr := tetherIn(t, xdg, nil, "stop", "tm"); code != 0 {
+	// The daemon outlives the profile's stop-exec (tmux kill-server), so
+	// the stop waits out its grace before the TERM: 1s, not the 10s
+	// default, which is all of the test's time otherwise.
+	if code, _, stderr := tetherIn(t, xdg, nil, "stop", "--grace", "1s", "tm"); code != 0 {
 		t.Fatalf("tether stop tm = %d: %s", code, stderr)
 	}
 	assertNoSurvivors(t)

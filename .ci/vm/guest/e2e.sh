@@ -158,6 +158,10 @@ hostile() {
   check "hostile session ($what): tether stop --grace 200ms exits 0 within 60 s" [ $rc = 0 ]
   EV=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["receipts"][0]; print("stop_confirmed=%s stop=%s exit=%s unconfirmed=%s" % (r["stop_confirmed"], r.get("stop"), r.get("exit"), (r.get("evidence") or {}).get("unconfirmed")))' "$W/h-$id.json" 2>&1)
   check "hostile session ($what): the receipt says stop_confirmed" grep -q '^stop_confirmed=True ' <<<"$EV"
+  # The stop's --grace is carried (issue 30): the session's own 10 s was
+  # waited when the request could not reach its runtime dir.
+  EV=$(r "$W/h-$id.json" '[(s["name"], s["elapsed_ms"]) for s in r["receipts"][0]["stop"]["steps"] if s["name"] == "kill"]')
+  check "hostile session ($what): the kill comes after the 200ms grace, not the session's 10 s" grep -qE "^\[\('kill', [0-9]{1,4}\)\]$" <<<"$EV"
   EV=$(pgrep -a -u "$U" -f "^sleep 425$id\$" | tr '\n' ' ')
   check "hostile session ($what): nothing of it left" [ -z "$EV" ]
   [ -n "$dir" ] && rm -rf "$dir.moved"
