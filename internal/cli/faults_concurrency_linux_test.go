@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tether-run/tether/internal/store"
 	"github.com/tether-run/tether/receipt"
@@ -48,7 +49,10 @@ func TestFaultConcurrentRuns(t *testing.T) {
 	errs := make([]string, n)
 	for i := range n {
 		rp := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
-		cmd, _, errb := tetherCmd(t, "run", "--grace", "1s", "--cgroup-parent", parent, "--receipt", rp, "--", "sh", "-c", "setsid sleep 1000 & exit 0")
+		// 50 at once took 26 s in a TCG guest alone and past
+		// runDeadline's 30 s beside the host's stages: the hang guard
+		// is 5 minutes here.
+		cmd, _, errb := tetherCmdFor(t, 5*time.Minute, "run", "--grace", "1s", "--cgroup-parent", parent, "--receipt", rp, "--", "sh", "-c", "setsid sleep 1000 & exit 0")
 		cmd.Env = append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR"), "XDG_RUNTIME_DIR="+xdg)
 		done := startTether(t, cmd)
 		wg.Add(1)

@@ -215,6 +215,9 @@ func TestSessionOwnerDeath(t *testing.T) {
 	if s.OwnerAlive == nil || !*s.OwnerAlive || s.State != registry.StateRunning {
 		t.Fatalf("status = %+v, want running with a live owner", s)
 	}
+	// The receipt must see both members: sh's fork may come after the
+	// start returned (a slow guest killed the owner before it).
+	awaitProcs(t, xdg, name, 2)
 	owner.Process.Signal(syscall.SIGKILL)
 	owner.Wait()
 	s, took := awaitState(t, xdg, name, registry.StateStopped)
