@@ -116,6 +116,7 @@ func (c *Cmd) launch(ec *exec.Cmd) error {
 	}
 	c.sys.exitCh = make(chan exitResult, 1)
 	go func() {
+		identity.AwaitChildExit(ec.Process.Pid) // in the poller: no thread held while the command runs
 		st, werr := ec.Process.Wait()
 		at := time.Now()
 		owned.Lock()
