@@ -106,8 +106,8 @@ func TestLogsFollowRotation(t *testing.T) {
 }
 
 // awaitSupervisorExit waits for the supervisor of an ended session to
-// exit: it records the end a moment before it exits (a second, under the
-// race detector: GORACE atexit_sleep_ms).
+// exit: it records the end a moment before it exits (longer under the
+// race detector: GORACE atexit_sleep_ms, see raceLogs).
 func awaitSupervisorExit(t *testing.T, xdg, name string) {
 	t.Helper()
 	tok, err := identity.Parse(statusOf(t, xdg, name).Supervisor)

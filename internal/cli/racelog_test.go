@@ -20,7 +20,16 @@ func raceLogs() (check func() bool) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" log_path="+filepath.Join(dir, "race")))
+	gorace := os.Getenv("GORACE") + " log_path=" + filepath.Join(dir, "race")
+	if !strings.Contains(gorace, "atexit_sleep_ms") {
+		// The race runtime sleeps a second before each process exits, to
+		// let goroutines still running race with the exit: in every
+		// tether the tests start, hundreds of them, it was most of the
+		// -race run (cli 765 s, 94 s without -race; issue 30). 20 ms
+		// keeps a scheduling slice for them.
+		gorace += " atexit_sleep_ms=20"
+	}
+	os.Setenv("GORACE", strings.TrimSpace(gorace))
 	return func() bool {
 		defer os.RemoveAll(dir)
 		logs, _ := filepath.Glob(filepath.Join(dir, "race.*"))
