@@ -29,7 +29,7 @@ func TestFaultRunCrash(t *testing.T) {
 			t.Parallel()
 			f := faultSetup(t)
 			r := f.tether([]string{"TETHER_CRASH_AT=" + point},
-				"run", "--no-reap", "--timeout", "300ms", "--grace", "100ms", "--", "sh", "-c", faultRunScript)
+				"run", "--no-reap", "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript)
 			f.killedAt("tether run", point, r)
 			before := f.recordFiles()
 			switch point {

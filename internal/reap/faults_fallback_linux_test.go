@@ -24,7 +24,7 @@ func fallbackRunKilled(f *faultEnv, point string) (string, time.Time) {
 	t.Helper()
 	rc := filepath.Join(f.io, "receipt.json")
 	if point != "running" {
-		r := f.tether([]string{"TETHER_CRASH_AT=" + point}, "run", "--mechanism", "fallback", "--no-reap", "--receipt", rc, "--timeout", "300ms", "--grace", "100ms", "--", "sh", "-c", faultRunScript)
+		r := f.tether([]string{"TETHER_CRASH_AT=" + point}, "run", "--mechanism", "fallback", "--no-reap", "--receipt", rc, "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript)
 		at := time.Now()
 		f.killedAt("tether run --mechanism fallback", point, r)
 		return rc, at

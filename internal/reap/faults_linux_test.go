@@ -43,6 +43,12 @@ const faultPatience = 20 * time.Second
 // exiting before they count as survivors.
 const faultExitPatience = 5 * time.Second
 
+// crashTimeout is the --timeout of a run killed at a crash point of its
+// stop: long enough for faultRunScript to ignore SIGTERM and fork first,
+// or the stop never needs its kill and a point after the grace is never
+// reached (300 ms was not, once, in a TCG guest sharing the host).
+const crashTimeout = "2s"
+
 // faultRunScript ignores SIGTERM and leaves a setsid'd and a
 // double-forked descendant that ignore it too, so that a stop needs every
 // step of the protocol, cgroup.kill included.

@@ -37,7 +37,7 @@ func TestOwnerDeathRun(t *testing.T) {
 			f := faultSetup(t)
 			f.watched = true
 			rc := filepath.Join(f.io, "receipt.json")
-			args := []string{"run", "--no-reap", "--receipt", rc, "--timeout", "300ms", "--grace", "100ms", "--", "sh", "-c", faultRunScript}
+			args := []string{"run", "--no-reap", "--receipt", rc, "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript}
 			var killed time.Time
 			if point == "running" {
 				args = []string{"run", "--no-reap", "--receipt", rc, "--", "sh", "-c", faultRunScript}

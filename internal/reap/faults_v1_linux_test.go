@@ -21,7 +21,7 @@ func TestFaultV1LeavesReaped(t *testing.T) {
 			t.Parallel()
 			f := faultSetup(t)
 			r := f.tether([]string{"TETHER_CRASH_AT=" + point},
-				"run", "--no-reap", "--memory", "64M", "--pids", "100", "--timeout", "300ms", "--grace", "100ms", "--", "sh", "-c", faultRunScript)
+				"run", "--no-reap", "--memory", "64M", "--pids", "100", "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript)
 			f.killedAt("tether run", point, r)
 			before := f.recordFiles()
 			var v1 []string
