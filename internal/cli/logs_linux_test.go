@@ -205,8 +205,22 @@ func burn(stop <-chan struct{}) {
 func TestLogsViews(t *testing.T) {
 	xdg := stateEnv(t)
 	long := strings.Repeat("x", 40000)
-	name := mustStart(t, xdg, nil, "--name", "views", "--owner", "none", "--", "sh", "-c",
-		`printf 'a\n'; printf 'bin\377\376\n'; printf 'prompt> '; sleep 0.3; printf 'typed\n'; printf '%s\n' "$1"; echo e1 >&2`, "sh", long)
+	// The prompt must be logged as a partial entry before "typed": the
+	// command waits for the test to see it in the log (a fixed 0.3 s was
+	// not enough for a capture starved in a TCG guest beside the host's
+	// stages: it read both at once).
+	seen := filepath.Join(xdg, "prompt-seen")
+	name := mustStart(t, xdg, nil, "--name", "views", "-e", "SEEN="+seen, "--owner", "none", "--", "sh", "-c",
+		`printf 'a\n'; printf 'bin\377\376\n'; printf 'prompt> '; while [ ! -e "$SEEN" ]; do sleep 0.01; done; printf 'typed\n'; printf '%s\n' "$1"; echo e1 >&2`, "sh", long)
+	for deadline := time.Now().Add(runDeadline); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(statusOf(t, xdg, name).Log); strings.Contains(string(b), "Z o prompt> ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt was never logged as a partial entry")
+		}
+	}
+	os.WriteFile(seen, nil, 0o600)
 	if code, _, stderr := tetherIn(t, xdg, nil, "wait", name); code != 0 {
 		t.Fatalf("tether wait = %d: %s", code, stderr)
 	}
