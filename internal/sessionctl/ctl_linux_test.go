@@ -4,9 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,53 +83,6 @@ func TestSupervisorOf(t *testing.T) {
 		if _, err := SupervisorOf(&registry.Record{Name: "s", Supervisor: sup}); !errors.Is(err, ErrUnsupervised) {
 			t.Errorf("SupervisorOf(%q) = %v, want ErrUnsupervised", sup, err)
 		}
-	}
-}
-
-// TestInboxTake: what a process of the user's leaves in the requests dir
-// can neither block nor redirect the supervisor's reads (issue 22): a FIFO is not
-// listed, a symlink is not followed and its target is left alone, and
-// every entry taken is removed.
-func TestInboxTake(t *testing.T) {
-	dir, other := t.TempDir(), t.TempDir()
-	target := filepath.Join(other, "target")
-	os.WriteFile(target, []byte("secret"), 0o600)
-	os.WriteFile(filepath.Join(dir, "stop-1.json"), []byte(`{"reason":"request"}`), 0o600)
-	if err := syscall.Mkfifo(filepath.Join(dir, "stop-2.json"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.Symlink(target, filepath.Join(dir, "stop-3.json"))
-	d, err := OpenInbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if got := d.Names(); !slices.Equal(got, []string{"stop-1.json"}) {
-		t.Errorf("Names = %q, want the regular file only", got)
-	}
-	if b, err := d.Take("stop-1.json", 1<<10); err != nil || string(b) != `{"reason":"request"}` {
-		t.Errorf("Take(a regular file) = %q, %v", b, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if _, err := d.Take("stop-2.json", 1<<10); err == nil {
-			t.Error("Take(a FIFO) succeeded")
-		}
-		if b, err := d.Take("stop-3.json", 1<<10); err == nil {
-			t.Errorf("Take(a symlink) = %q, want refused", b)
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Take blocked on a FIFO")
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("left in the runtime dir: %v, want every taken entry removed", ents)
-	}
-	if b, err := os.ReadFile(target); err != nil || string(b) != "secret" {
-		t.Errorf("the symlink's target: %q, %v; want it untouched", b, err)
 	}
 }
 

@@ -131,6 +131,28 @@ func (r *Registry) PutRequest(file string, b []byte) error { return r.replace("r
 // is not an error.
 func (r *Registry) RemoveRequest(file string) error { return r.remove("requests", file) }
 
+// TakeRequests reads and removes the request files whose names begin
+// with prefix, in name order. Any process of the user's can write there:
+// each is read as records are (no symlink followed, no FIFO waited on,
+// only the user's regular files, at most max bytes), and removed whether
+// or not it could be read (issue 22).
+func (r *Registry) TakeRequests(prefix string, max int64) [][]byte {
+	names, _ := r.readDirNames("requests")
+	sort.Strings(names)
+	var out [][]byte
+	for _, n := range names {
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		b, err := r.readIn("requests", n, max)
+		r.remove("requests", n)
+		if err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // RuntimeDir returns the runtime directory of a session.
 func (r *Registry) RuntimeDir(name string) string { return filepath.Join(r.Dir, "s", name) }
 

@@ -66,9 +66,8 @@ type supervisor struct {
 	ready *os.File // the pipe of the one ReadyReport; nil once sent
 	w     *recorder
 	spec  *sessionctl.Spec
-	inbox *sessionctl.Inbox // the requests dir, held before the command runs
-	owner *identity.Handle  // nil: no owner
-	self  string            // the supervisor's token
+	owner *identity.Handle // nil: no owner
+	self  string           // the supervisor's token
 	log   *sessionlog.Log
 	capt  *sessionlog.Capture
 	// The command gets the capture pipes' write ends; the supervisor's
@@ -88,15 +87,12 @@ func (s *supervisor) report(r sessionctl.ReadyReport) {
 }
 
 // prepare reads the spec and opens what the session needs before its
-// command runs: the requests dir, its owner (which must still live), its
+// command runs: its owner (which must still live), its
 // own token, its log and the capture into it.
 func (s *supervisor) prepare() (err error) {
 	name, rec := s.name, s.w.rec
 	if s.spec, err = sessionctl.ReadSpec(s.w.reg, rec); err != nil {
 		return err
-	}
-	if s.inbox, err = sessionctl.OpenInbox(s.w.reg.RequestsDir()); err != nil {
-		return fmt.Errorf("session %q: requests dir: %w", name, err)
 	}
 	if s.spec.OwnerToken != "" {
 		tok, err := identity.Parse(s.spec.OwnerToken)
@@ -140,9 +136,6 @@ func (s *supervisor) close() {
 	}
 	if s.owner != nil {
 		s.owner.Close()
-	}
-	if s.inbox != nil {
-		s.inbox.Close()
 	}
 }
 
@@ -234,7 +227,7 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 
 	stopLoss, lossDone := make(chan struct{}), make(chan struct{})
 	go s.w.watchLoss(s.log, stopLoss, lossDone)
-	wt := &watcher{c: c, inbox: s.inbox, self: s.self, reason: make(chan string, 1), done: make(chan struct{})}
+	wt := &watcher{c: c, reg: s.w.reg, self: s.self, reason: make(chan string, 1), done: make(chan struct{})}
 	watching := make(chan struct{})
 	go func() {
 		defer close(watching)
@@ -245,7 +238,7 @@ func (s *supervisor) serve(c *contain.Cmd, sigs chan os.Signal) error {
 		xs.close() // exec clients hear how their commands ended
 	}
 	close(wt.done) // before close's owner.Close: the owner's waiter ends first
-	<-watching     // and before close's inbox.Close: it may be reading requests
+	<-watching     // and before the drain below: it may be taking requests
 	wt.requests()  // those that came too late go (their stops wait for our exit, and remove what is left then)
 	s.capt.End()
 	s.log.Close()

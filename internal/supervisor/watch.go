@@ -5,14 +5,13 @@ package supervisor
 import (
 	"encoding/json"
 	"os"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/tether-run/tether/contain"
 	"github.com/tether-run/tether/internal/identity"
 	"github.com/tether-run/tether/internal/sessionctl"
+	"github.com/tether-run/tether/internal/store"
 )
 
 // watcher turns owner death and stop requests into the Cmd's stop.
@@ -24,8 +23,8 @@ import (
 // stop under way: it kills at once, sessions the session owns included.
 type watcher struct {
 	c      *contain.Cmd
-	inbox  *sessionctl.Inbox // the requests dir; nil if it could not be opened
-	self   string            // our supervisor token
+	reg    *store.Registry // where requests are left (RequestsDir)
+	self   string          // our supervisor token
 	reason chan string
 	done   chan struct{} // closed when the session has ended
 	begun  bool
@@ -102,25 +101,10 @@ func (w *watcher) apply(req sessionctl.StopRequest) {
 // requests reads and removes the request files named for this
 // supervisor, oldest first (the time follows the prefix).
 func (w *watcher) requests() []sessionctl.StopRequest {
-	if w.inbox == nil {
-		return nil
-	}
-	prefix := sessionctl.RequestPrefix(w.self)
-	var names []string
-	for _, n := range w.inbox.Names() {
-		if strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".json") {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
 	var out []sessionctl.StopRequest
-	for _, n := range names {
-		// Any process of the user's can write the requests dir: nothing
-		// it leaves there (a FIFO, a symlink, a huge file) may block or
-		// stall the watcher that turns requests into the stop (issue 22).
-		b, err := w.inbox.Take(n, maxRequest)
+	for _, b := range w.reg.TakeRequests(sessionctl.RequestPrefix(w.self), maxRequest) {
 		var req sessionctl.StopRequest
-		if err != nil || json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
+		if json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
 			continue
 		}
 		out = append(out, req)
