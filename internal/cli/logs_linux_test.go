@@ -212,8 +212,9 @@ func TestLogsViews(t *testing.T) {
 	seen := filepath.Join(xdg, "prompt-seen")
 	name := mustStart(t, xdg, nil, "--name", "views", "-e", "SEEN="+seen, "--owner", "none", "--", "sh", "-c",
 		`printf 'a\n'; printf 'bin\377\376\n'; printf 'prompt> '; while [ ! -e "$SEEN" ]; do sleep 0.01; done; printf 'typed\n'; printf '%s\n' "$1"; echo e1 >&2`, "sh", long)
+	log := statusOf(t, xdg, name).Log
 	for deadline := time.Now().Add(runDeadline); ; time.Sleep(10 * time.Millisecond) {
-		if b, _ := os.ReadFile(statusOf(t, xdg, name).Log); strings.Contains(string(b), "Z o prompt> ") {
+		if b, _ := os.ReadFile(log); strings.Contains(string(b), "Z o prompt> ") {
 			break
 		}
 		if time.Now().After(deadline) {
