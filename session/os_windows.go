@@ -43,7 +43,7 @@ func startDetached(cmd *exec.Cmd, wr *os.File) (*exec.Cmd, error) {
 	sys := *cmd.SysProcAttr
 	sys.CreationFlags &^= windows.CREATE_BREAKAWAY_FROM_JOB
 	env := append(cmd.Env[:len(cmd.Env):len(cmd.Env)], sessionctl.CallerJobEnv+"=1")
-	again := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: env, Dir: cmd.Dir, SysProcAttr: &sys}
+	again := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: env, Dir: cmd.Dir, Stdin: cmd.Stdin, SysProcAttr: &sys}
 	return again, again.Start()
 }
 

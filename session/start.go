@@ -3,14 +3,11 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,7 +20,6 @@ import (
 	"github.com/tether-run/tether/internal/randid"
 	"github.com/tether-run/tether/internal/sessionctl"
 	"github.com/tether-run/tether/internal/store"
-	"github.com/tether-run/tether/internal/supervisor"
 	"github.com/tether-run/tether/receipt"
 	"github.com/tether-run/tether/registry"
 )
@@ -69,6 +65,24 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 	if err := store.CheckRunID(o.RunID); err != nil {
 		return nil, sessionctl.BadOption("%v", err) // it names the run's files
 	}
+	env, err := sessionEnv(o, reg.RuntimeDir(o.Name))
+	if err != nil {
+		return nil, err
+	}
+	// The supervisor starts now: its exec and set-up overlap the owner,
+	// the spec and the claim below (supervisor.SendSpec), and it waits
+	// for its go before it reads what the claim writes. A start that fails
+	// before the claim abandons it.
+	sup, err := spawnSupervisor(reg, exe, o, env)
+	if err != nil {
+		return nil, err
+	}
+	claimed := false
+	defer func() {
+		if !claimed {
+			sup.abandon()
+		}
+	}()
 	owner, ownerTok, err := resolveOwner(reg, named, o.Owner)
 	if err != nil {
 		return nil, err
@@ -77,18 +91,22 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 	if err != nil {
 		return nil, err
 	}
-	w, err := prepare(reg, o, owner, ownerTok, storage)
+	w, err := prepare(reg, o, env, owner, ownerTok, storage)
 	if err != nil {
+		return nil, err
+	}
+	if err := sup.handOff(w.spec); err != nil {
 		return nil, err
 	}
 	if err := claim(reg, o, w); err != nil {
 		return nil, err
 	}
-	if err := launchSupervisor(ctx, reg, exe, o, w.env); err != nil {
-		// The supervisor is gone (launchSupervisor killed one that did
-		// not report). Mark the session failed if it recorded nothing it
-		// might have started; a recorded leaf is reclaimed, and a recorded
-		// process without one is left for reap.
+	claimed = true
+	if err := sup.await(ctx, reg, o); err != nil {
+		// The supervisor is gone (await killed one that did not report).
+		// Mark the session failed if it recorded nothing it might have
+		// started; a recorded leaf is reclaimed, and a recorded process
+		// without one is left for reap.
 		if r, rerr := reg.Read(o.Name); rerr == nil && r.State == registry.StateStarting {
 			switch {
 			case r.Cgroup == "" && r.Main == "":
@@ -106,26 +124,22 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 	return reg.Read(o.Name)
 }
 
-// starting is what a start writes: the session's environment, its
-// spec.json and its first record.
+// starting is what a start writes: the session's spec.json and its first
+// record.
 type starting struct {
-	env  []string
 	spec []byte
 	rec  *registry.Record
 }
 
-// prepare makes what the start will write, in the runtime dir the claim
-// will make (reg.RuntimeDir), and checks that it can be read back: a
+// prepare makes what the start will write, with the session's
+// environment env (sessionEnv), in the runtime dir the claim will make
+// (reg.RuntimeDir), and checks that it can be read back: a
 // command line or environment too large for the record or the spec is
 // refused here, before the name is claimed or anything is created (issue
 // 22: a record written too large to read held its name for good).
 // storage is the first census of o.StorageMax.
-func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []receipt.Storage) (*starting, error) {
+func prepare(reg *store.Registry, o Options, env []string, owner, ownerTok string, storage []receipt.Storage) (*starting, error) {
 	rt := reg.RuntimeDir(o.Name)
-	env, err := sessionEnv(o, rt)
-	if err != nil {
-		return nil, err
-	}
 	spec := sessionctl.Spec{
 		Name: o.Name, RunID: o.RunID, Argv: o.Argv, Env: env, Dir: o.Dir, Owner: owner, OwnerToken: ownerTok,
 		Profile: o.Profile, Until: o.Until, TTL: o.TTL, Grace: o.Grace, KillWait: o.KillWait,
@@ -155,7 +169,7 @@ func prepare(reg *store.Registry, o Options, owner, ownerTok string, storage []r
 	if len(b) > sessionctl.MaxSpec {
 		return nil, registry.Errorf(o.Name, registry.ErrTooLarge, "the command and its environment make a spec.json of %.2f MiB, over the %d MiB limit of a spec", float64(len(b))/(1<<20), sessionctl.MaxSpec>>20)
 	}
-	return &starting{env: env, spec: b, rec: rec}, nil
+	return &starting{spec: b, rec: rec}, nil
 }
 
 // claim admits the session to its pool, claims its name and writes its
@@ -203,95 +217,6 @@ func claim(reg *store.Registry, o Options, w *starting) error {
 		return fail(err)
 	}
 	return nil
-}
-
-// launchSupervisor starts `tether __supervise` in a session of its own
-// and waits for its one-line report.
-func launchSupervisor(ctx context.Context, reg *store.Registry, exe string, o Options, env []string) error {
-	// DefaultReadyTimeout bounds the wait unless ctx ends it first.
-	timeout := DefaultReadyTimeout
-	var bound <-chan time.Time
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > timeout {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		bound = t.C
-	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	// The name goes after "--": whatever it is, it is never a flag.
-	cmd := &exec.Cmd{Path: exe, Args: supervisor.Args(exe, reg.Dir, o.Name), Env: env, Dir: o.Dir}
-	cmd, err = startDetached(cmd, wr)
-	wr.Close()
-	if err != nil {
-		return &StartError{Code: 125, Err: fmt.Errorf("session: start supervisor %s: %w", exe, err)}
-	}
-	// Reap the supervisor whenever it exits, so a long-lived caller
-	// collects no zombies.
-	exited := make(chan struct{})
-	go func() { reapSupervisor(cmd); close(exited) }()
-	type result struct {
-		b   []byte
-		err error
-	}
-	got := make(chan result, 1)
-	go func() {
-		// One line; a descendant that inherited the pipe by mistake must
-		// not delay the report until it exits.
-		b, err := bufio.NewReader(io.LimitReader(rd, 1<<16)).ReadBytes('\n')
-		got <- result{b, err}
-	}()
-	var res result
-	var why error
-	select {
-	case res = <-got:
-	case <-ctx.Done():
-		why = fmt.Errorf("%w: no report from the supervisor of %q before %w", ErrSupervisor, o.Name, ctx.Err())
-	case <-bound:
-		why = fmt.Errorf("%w: no report from the supervisor of %q within %s", ErrSupervisor, o.Name, timeout)
-	}
-	if why != nil {
-		// It may yet start the command: end it before the caller releases
-		// what it would use. SIGKILL cannot be caught; the wait is bounded
-		// only against a process stuck in the kernel.
-		cmd.Process.Kill()
-		select {
-		case <-exited:
-		case <-time.After(time.Minute):
-			return &StartError{Code: 125, Err: fmt.Errorf("%w, and it did not die of SIGKILL", why)}
-		}
-		return &StartError{Code: 125, Err: fmt.Errorf("%w; its supervisor was killed", why)}
-	}
-	var ready sessionctl.ReadyReport
-	if err := json.Unmarshal(res.b, &ready); err != nil {
-		return &StartError{Code: 125, Err: fmt.Errorf("%w: %q %s without a report%s", ErrSupervisor, o.Name, supervisorEnd(cmd, exited), seeLog(reg.LogPath(o.Name, o.RunID)))}
-	}
-	if !ready.OK {
-		return &StartError{Code: ready.Code, Err: errors.New(ready.Error), Refusal: ready.Refusal}
-	}
-	return nil
-}
-
-// supervisorEnd says how a supervisor that sent no report ended: its exit
-// status once it has exited (it closed the pipe, so it is exiting).
-func supervisorEnd(cmd *exec.Cmd, exited <-chan struct{}) string {
-	select {
-	case <-exited:
-		return "exited (" + cmd.ProcessState.String() + ")"
-	case <-time.After(time.Second):
-		return "closed its report pipe"
-	}
-}
-
-// seeLog points at the session's log only when there is one: a supervisor
-// that failed before opening it left none (issue 15).
-func seeLog(path string) string {
-	if _, err := os.Lstat(path); err != nil {
-		return ""
-	}
-	return " (see " + path + ")"
 }
 
 // safeName replaces each run of bytes outside [A-Za-z0-9._-] in s by one

@@ -440,6 +440,11 @@ func TestSessionBadInput(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(long, "tether", "s")); len(ents) != 0 {
 		t.Errorf("runtime dirs after a refused start: %v", ents)
 	}
+	// The supervisor starts beside the claim and opens its log before the
+	// go: the refused starts' supervisors removed theirs.
+	if logs, _ := filepath.Glob(filepath.Join(xdg, "tether", "logs", "*")); len(logs) != 1 || !strings.HasPrefix(filepath.Base(logs[0]), "dup@") {
+		t.Errorf("logs after the refused starts: %v, want dup's alone", logs)
+	}
 	if needRootOK() {
 		other := t.TempDir()
 		os.Chown(other, nobodyUID, nobodyUID)

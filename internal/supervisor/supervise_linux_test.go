@@ -2,8 +2,10 @@ package supervisor
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +82,7 @@ func launch(t *testing.T, reg *store.Registry, spec sessionctl.Spec) *launched {
 	defer rd.Close()
 	args := Args(exe, reg.Dir, spec.Name)
 	l := &launched{reg: reg, rt: rt, exited: make(chan struct{})}
-	l.cmd = &exec.Cmd{Path: exe, Args: args, Env: os.Environ(), Stderr: os.Stderr,
+	l.cmd = &exec.Cmd{Path: exe, Args: args, Env: os.Environ(), Stdin: handOff(b), Stderr: os.Stderr,
 		ExtraFiles: []*os.File{wr}, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 	err = l.cmd.Start()
 	wr.Close()
@@ -101,6 +103,15 @@ func launch(t *testing.T, reg *store.Registry, spec sessionctl.Spec) *launched {
 		t.Fatalf("supervisor's report %q: %v", line, err)
 	}
 	return l
+}
+
+// handOff is what a client's hand-off sends a supervisor whose start
+// goes on: the spec, then the word.
+func handOff(spec []byte) io.Reader {
+	var b bytes.Buffer
+	SendSpec(&b, spec)
+	SendGo(&b)
+	return &b
 }
 
 // ended waits up to d for the supervisor to exit.
