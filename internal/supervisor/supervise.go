@@ -76,8 +76,9 @@ func supervise(stateDir, name string, ready, in *os.File) error {
 }
 
 // begin opens the state dir, takes the supervisor's own token and the
-// signals of stop requests. (Run side by side on two goroutines, they
-// took longer: 541 µs against 455, a thread's start.)
+// signals of stop requests. In series: on goroutines of their own, beside
+// each other or beside the spec, they were no faster (BENCHMARKS.md,
+// issue 30's third round).
 func (s *supervisor) begin(stateDir string) (reg *store.Registry, sigs chan os.Signal, err error) {
 	if reg, err = store.Open(stateDir); err != nil {
 		return nil, nil, err
