@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,39 +35,14 @@ func TestSuperviseAbandoned(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := newRegistry(t)
-			exe, err := os.Executable()
-			if err != nil {
-				t.Fatal(err)
-			}
 			inR, inW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			rd, wr, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rd.Close()
 			var stderr bytes.Buffer
-			cmd := &exec.Cmd{Path: exe, Args: Args(exe, reg.Dir, spec.Name), Env: os.Environ(), Stdin: inR, Stderr: &stderr,
-				ExtraFiles: []*os.File{wr}, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-			err = cmd.Start()
+			l, rd := spawn(t, reg, spec.Name, inR, &stderr)
+			defer rd.Close()
 			inR.Close()
-			wr.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var waitErr error
-			exited := make(chan struct{})
-			go func() { waitErr = cmd.Wait(); close(exited) }()
-			t.Cleanup(func() {
-				select {
-				case <-exited:
-				default:
-					cmd.Process.Kill()
-					<-exited
-				}
-			})
 			tc.sent(inW)
 			if tc.name == "after the spec" {
 				// Its log is made beside the claim: wait for it, so that
@@ -78,9 +51,9 @@ func TestSuperviseAbandoned(t *testing.T) {
 			}
 			inW.Close()
 			select {
-			case <-exited:
-				if waitErr != nil {
-					t.Fatalf("abandoned supervisor: %v (stderr %q), want exit 0", waitErr, stderr.String())
+			case <-l.exited:
+				if l.waitErr != nil {
+					t.Fatalf("abandoned supervisor: %v (stderr %q), want exit 0", l.waitErr, stderr.String())
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the supervisor did not exit within 10 s of its hand-off's close")

@@ -39,11 +39,47 @@ func TestMain(m *testing.M) {
 
 // launched is a supervisor a test started, and what it reported.
 type launched struct {
-	reg    *store.Registry
-	rt     string
-	cmd    *exec.Cmd
-	report sessionctl.ReadyReport
-	exited chan struct{}
+	reg     *store.Registry
+	rt      string
+	cmd     *exec.Cmd
+	report  sessionctl.ReadyReport
+	exited  chan struct{}
+	waitErr error // once exited is closed
+}
+
+// spawn starts this test binary as the supervisor of session name of reg,
+// as a client does (Args, a session of its own, the report pipe as fd 3),
+// with stdin as its hand-off, and returns it with the report pipe's read
+// end. It is killed and waited for at t's end if it still runs.
+func spawn(t *testing.T, reg *store.Registry, name string, stdin io.Reader, stderr io.Writer) (*launched, *os.File) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &launched{reg: reg, exited: make(chan struct{})}
+	l.cmd = &exec.Cmd{Path: exe, Args: Args(exe, reg.Dir, name), Env: os.Environ(), Stdin: stdin, Stderr: stderr,
+		ExtraFiles: []*os.File{wr}, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+	err = l.cmd.Start()
+	wr.Close()
+	if err != nil {
+		rd.Close()
+		t.Fatal(err)
+	}
+	go func() { l.waitErr = l.cmd.Wait(); close(l.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-l.exited:
+		default:
+			l.cmd.Process.Kill()
+			<-l.exited
+		}
+	})
+	return l, rd
 }
 
 // launch writes session name's spec and starting record, as a client's
@@ -71,33 +107,9 @@ func launch(t *testing.T, reg *store.Registry, spec sessionctl.Spec) *launched {
 	if err := reg.Write(rec); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, rd := spawn(t, reg, spec.Name, handOff(b), os.Stderr)
 	defer rd.Close()
-	args := Args(exe, reg.Dir, spec.Name)
-	l := &launched{reg: reg, rt: rt, exited: make(chan struct{})}
-	l.cmd = &exec.Cmd{Path: exe, Args: args, Env: os.Environ(), Stdin: handOff(b), Stderr: os.Stderr,
-		ExtraFiles: []*os.File{wr}, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-	err = l.cmd.Start()
-	wr.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { l.cmd.Wait(); close(l.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-l.exited:
-		default:
-			l.cmd.Process.Kill()
-			<-l.exited
-		}
-	})
+	l.rt = rt
 	line, err := bufio.NewReader(rd).ReadBytes('\n')
 	if err != nil || json.Unmarshal(line, &l.report) != nil {
 		t.Fatalf("supervisor's report %q: %v", line, err)
