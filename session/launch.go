@@ -29,6 +29,7 @@ type launch struct {
 	goOn   *os.File // the write end of its stdin
 	report *os.File // the read end of its report pipe
 	exited chan struct{}
+	log    string // the session's log, which it opens before the go
 }
 
 // spawnSupervisor starts `tether __supervise` for session o.Name in a
@@ -53,7 +54,7 @@ func spawnSupervisor(reg *store.Registry, exe string, o Options, env []string) (
 		rd.Close()
 		return nil, &StartError{Code: 125, Err: fmt.Errorf("session: start supervisor %s: %w", exe, err)}
 	}
-	l := &launch{cmd: cmd, goOn: goWr, report: rd, exited: make(chan struct{})}
+	l := &launch{cmd: cmd, goOn: goWr, report: rd, exited: make(chan struct{}), log: reg.LogPath(o.Name, o.RunID)}
 	// Reap the supervisor whenever it exits, so a long-lived caller
 	// collects no zombies.
 	go func() { reapSupervisor(cmd); close(l.exited) }()
@@ -63,17 +64,22 @@ func spawnSupervisor(reg *store.Registry, exe string, o Options, env []string) (
 // abandon ends a supervisor whose start failed before the claim: its go
 // pipe closes without the word, so it exits having touched nothing of
 // the name's, and is waited for (killed if it has not exited within a
-// second: it may be stuck opening the state dir).
+// second: it may be stuck opening the state dir or in a D-Bus call). It
+// removes the log it made itself; one that was killed (by this or
+// anyone) could not, so what is left of it goes here: the log is this
+// run's alone (NAME@RUNID), the name never claimed.
 func (l *launch) abandon() {
 	l.goOn.Close()
 	l.report.Close()
 	select {
 	case <-l.exited:
-		return
 	case <-time.After(time.Second):
+		l.cmd.Process.Kill()
+		<-l.exited
 	}
-	l.cmd.Process.Kill()
-	<-l.exited
+	for _, p := range store.LogFiles(l.log) {
+		os.Remove(p)
+	}
 }
 
 // handOff gives the supervisor the session's spec (spec.json's bytes).

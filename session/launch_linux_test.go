@@ -1,0 +1,57 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/tether-run/tether/internal/store"
+	"github.com/tether-run/tether/receipt"
+	"github.com/tether-run/tether/registry"
+)
+
+// TestAbandonKillsStuckSupervisor: a start refused before the claim (here
+// the name in use) whose supervisor does not exit when its hand-off closes
+// (a stand-in that made the session's log and hangs, as one stuck in a
+// D-Bus call would) kills it, and removes the log it left: when Start
+// returns, the supervisor is dead and no log of the refused run remains.
+func TestAbandonKillsStuckSupervisor(t *testing.T) {
+	dir := t.TempDir()
+	reg, err := store.Open(filepath.Join(dir, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	if _, err := reg.Claim("taken"); err != nil {
+		t.Fatal(err)
+	}
+	runID := receipt.NewRunID()
+	log := reg.LogPath("taken", runID)
+	pidFile := filepath.Join(dir, "pid")
+	exe := filepath.Join(dir, "stuck-supervisor")
+	script := "#!/bin/sh\necho $$ > " + pidFile + "\n: > '" + log + "'\nexec sleep 1000\n"
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{reg: reg, Supervisor: exe}
+	_, err = c.Start(t.Context(), Options{Name: "taken", RunID: runID, Argv: []string{"true"}, Owner: "none"})
+	if !errors.Is(err, registry.ErrExists) {
+		t.Fatalf("Start() = %v, want the name in use", err)
+	}
+	b, rerr := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if rerr != nil || pid <= 0 {
+		t.Fatalf("the stand-in never ran: %v", rerr)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the stuck supervisor %d still runs after Start returned", pid)
+	}
+	if fs := store.LogFiles(log); len(fs) > 0 {
+		t.Errorf("the refused run's log is left: %v", fs)
+	}
+}
