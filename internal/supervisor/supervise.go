@@ -29,7 +29,7 @@ import (
 //
 // The client starts it before it claims the name (handoff.go): what
 // needs no record is done first, beside the claim, and the record is
-// read once the client's go comes on in. A hand-off closed without it
+// read once the client's go comes. A hand-off closed without it
 // ends the supervisor at once (errAbandoned), having removed what it made.
 // A failure before the go is reported, and recorded, after it, as it
 // would have been had the step come after.
