@@ -2,11 +2,7 @@ package session
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tether-run/tether/internal/store"
@@ -31,26 +27,13 @@ func TestAbandonKillsStuckSupervisor(t *testing.T) {
 	}
 	runID := receipt.NewRunID()
 	log := reg.LogPath("taken", runID)
-	pidFile := filepath.Join(dir, "pid")
-	exe := filepath.Join(dir, "stuck-supervisor")
-	script := "#!/bin/sh\necho $$ > " + pidFile + "\n: > '" + log + "'\nexec sleep 1000\n"
-	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	exe, pidFile := standIn(t, dir, ": > '"+log+"'")
 	c := &Client{reg: reg, Supervisor: exe}
 	_, err = c.Start(t.Context(), Options{Name: "taken", RunID: runID, Argv: []string{"true"}, Owner: "none"})
 	if !errors.Is(err, registry.ErrExists) {
 		t.Fatalf("Start() = %v, want the name in use", err)
 	}
-	b, rerr := os.ReadFile(pidFile)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if rerr != nil || pid <= 0 {
-		t.Fatalf("the stand-in never ran: %v", rerr)
-	}
-	if err := syscall.Kill(pid, 0); err == nil {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("the stuck supervisor %d still runs after Start returned", pid)
-	}
+	assertStandInDead(t, pidFile, err)
 	if fs := store.LogFiles(log); len(fs) > 0 {
 		t.Errorf("the refused run's log is left: %v", fs)
 	}

@@ -26,12 +26,7 @@ func TestStartTimeoutKillsSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stand-in supervisor that records its pid and never reports.
-	pidFile := filepath.Join(dir, "pid")
-	exe := filepath.Join(dir, "hung-supervisor")
-	script := "#!/bin/sh\necho $$ > " + pidFile + "\nexec sleep 1000\n"
-	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	exe, pidFile := standIn(t, dir, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	c := &Client{reg: reg, Supervisor: exe}
@@ -39,6 +34,33 @@ func TestStartTimeoutKillsSupervisor(t *testing.T) {
 	if !errors.Is(err, ErrSupervisor) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Start() = %v, want ErrSupervisor and the context's deadline", err)
 	}
+	assertStandInDead(t, pidFile, err)
+	if _, serr := os.Stat(reg.RuntimeDir("hung")); !os.IsNotExist(serr) {
+		t.Errorf("runtime dir after the failed start: %v, want it removed", serr)
+	}
+	if r, rerr := reg.Read("hung"); rerr != nil || r.State != registry.StateFailed {
+		t.Errorf("record = %+v, %v; want failed", r, rerr)
+	}
+}
+
+// standIn writes a stand-in supervisor into dir: a script that records
+// its pid in the returned file, runs the shell commands do, and hangs
+// without reading its hand-off or reporting.
+func standIn(t *testing.T, dir, do string) (exe, pidFile string) {
+	t.Helper()
+	pidFile = filepath.Join(dir, "pid")
+	exe = filepath.Join(dir, "stand-in-supervisor")
+	script := "#!/bin/sh\necho $$ > " + pidFile + "\n" + do + "\nexec sleep 1000\n"
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe, pidFile
+}
+
+// assertStandInDead checks that the stand-in whose pid is in pidFile ran
+// and is dead once Start returned err (killing it if not).
+func assertStandInDead(t *testing.T, pidFile string, err error) {
+	t.Helper()
 	b, rerr := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if rerr != nil || pid <= 0 {
@@ -47,11 +69,5 @@ func TestStartTimeoutKillsSupervisor(t *testing.T) {
 	if serr := syscall.Kill(pid, 0); serr == nil {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("supervisor %d still running after Start returned %v", pid, err)
-	}
-	if _, serr := os.Stat(reg.RuntimeDir("hung")); !os.IsNotExist(serr) {
-		t.Errorf("runtime dir after the failed start: %v, want it removed", serr)
-	}
-	if r, rerr := reg.Read("hung"); rerr != nil || r.State != registry.StateFailed {
-		t.Errorf("record = %+v, %v; want failed", r, rerr)
 	}
 }
