@@ -108,10 +108,12 @@ func hangUp() {
 
 // send writes one message on c (a timeout of its own bounds a watcher
 // that stopped reading). Called with owner.mu held.
-func send(c *conn, m message) error {
-	b := encode(m)
+func send(c *conn, m message) error { return writeAll(c.fd, encode(m)) }
+
+// writeAll writes b on the socket fd.
+func writeAll(fd int, b []byte) error {
 	for len(b) > 0 {
-		n, err := unix.Write(c.fd, b)
+		n, err := unix.Write(fd, b)
 		if err == unix.EINTR {
 			continue
 		}
@@ -176,21 +178,23 @@ func appendString(b []byte, s string) []byte {
 // connect connects to the state dir's watcher, or starts one, and sends
 // every pending group. Called with owner.mu held.
 func connect() error {
+	var b []byte
+	for id, g := range owner.pending {
+		b = append(b, encode(message{V: version, Op: "add", ID: id, Group: g})...)
+	}
 	fd, err := dial(owner.dir)
 	if err != nil {
-		if fd, err = spawn(owner.dir); err != nil {
+		if fd, b, err = spawn(owner.dir, b); err != nil {
 			return fmt.Errorf("watch: no watcher for the owner's death: %w", err)
 		}
 	}
 	// A watcher that stops reading fails a write in 5 s, not never.
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{Sec: 5})
-	c := &conn{fd: fd}
-	for id, g := range owner.pending {
-		if err := send(c, message{V: version, Op: "add", ID: id, Group: g}); err != nil {
-			unix.Close(fd)
-			return fmt.Errorf("watch: %w", err)
-		}
+	if err := writeAll(fd, b); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("watch: %w", err)
 	}
+	c := &conn{fd: fd}
 	owner.conn = c
 	c.follow = time.AfterFunc(followAfter, func() { follow(c) })
 	return nil
@@ -284,14 +288,29 @@ func checkPeer(fd int) error {
 }
 
 // spawn starts a watcher — this program, re-executed, served by Serve
-// before its main runs — with a connection already made, so that what is
-// sent is queued for it while it starts. It runs in a session of its own
-// (a signal to our process group does not reach it) and outside every
-// group (it is started by the owner, never into a leaf).
-func spawn(dir string) (int, error) {
+// before its main runs — with a connection already made, and returns it
+// and what of queue is left to write. It runs in a session of its own (a
+// signal to our process group does not reach it) and outside every group
+// (it is started by the owner, never into a leaf).
+//
+// What the watcher is to be told (queue: the pending groups) is written
+// into the connection before the watcher exists, as far as the socket's
+// buffer takes it: an owner that dies the instant its new watcher runs —
+// it was replacing one that died — has told it of its groups already.
+func spawn(dir string, queue []byte) (int, []byte, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return -1, os.NewSyscallError("socketpair", err)
+		return -1, nil, os.NewSyscallError("socketpair", err)
+	}
+	for len(queue) > 0 {
+		n, err := unix.SendmsgN(fds[0], queue, nil, nil, unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break // full (EAGAIN): the rest once the watcher reads
+		}
+		queue = queue[n:]
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "watch")
 	defer theirs.Close()
@@ -311,11 +330,11 @@ func spawn(dir string) (int, error) {
 	reaped, err := Spawn(cmd)
 	if err != nil {
 		unix.Close(fds[0])
-		return -1, err
+		return -1, nil, err
 	}
 	go func() {
 		cmd.Wait() // reaped when it exits while we live
 		reaped()
 	}()
-	return fds[0], nil
+	return fds[0], queue, nil
 }

@@ -36,14 +36,27 @@ func TestMain(m *testing.M) {
 }
 
 // ownerEnv names, to an owner started by a test, the pid of the process
-// it tells its watcher of; ownerDirEnv the state dir.
-const ownerEnv, ownerDirEnv = "WATCH_TEST_OWNER", "WATCH_TEST_DIR"
+// it tells its watcher of; ownerDirEnv the state dir. hangEnv makes the
+// owner hang once it started its second watcher, before Spawn returns.
+const ownerEnv, ownerDirEnv, hangEnv = "WATCH_TEST_OWNER", "WATCH_TEST_DIR", "WATCH_TEST_HANG"
 
 // ownerMain adds the process as a group, says "added", and then on each
 // line of its stdin: "done" calls Done. At stdin's end it waits to be
 // killed.
 func ownerMain(pid string) {
 	n, _ := strconv.Atoi(pid)
+	if os.Getenv(hangEnv) != "" {
+		spawns := 0
+		Spawn = func(cmd *exec.Cmd) (func(), error) {
+			if spawns++; spawns > 1 {
+				if err := cmd.Start(); err != nil {
+					return nil, err
+				}
+				select {} // the test kills us here
+			}
+			return func() {}, cmd.Start()
+		}
+	}
 	tok, err := identity.Of(n)
 	if err != nil {
 		fmt.Println("error:", err)
@@ -206,6 +219,30 @@ func TestWatcherReplaced(t *testing.T) {
 	f := start(t)
 	f.replaceWatcher(t)
 	f.killOwner(t)
+	if !f.stopped(5 * time.Second) {
+		t.Fatal("the victim runs on 5 s after its owner's death")
+	}
+}
+
+// TestOwnerDiesAsWatcherStarts: an owner that dies the instant the
+// watcher it started in place of a dead one runs — before it wrote
+// anything after the start — has told it of its groups: they were queued
+// in the connection before the watcher existed.
+func TestOwnerDiesAsWatcherStarts(t *testing.T) {
+	f := start(t, hangEnv+"=1")
+	again := f.replaceWatcher(t)
+	f.killOwner(t)
+	defer func() {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, ok := leakcheck.Find(Env, "")[again]; !ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				syscall.Kill(again, syscall.SIGKILL)
+				t.Fatal("the new watcher did not exit once its owner was gone")
+			}
+		}
+	}()
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
 	}
