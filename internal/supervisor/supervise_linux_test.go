@@ -150,9 +150,19 @@ func newRegistry(t *testing.T) *store.Registry {
 	return reg
 }
 
-// daemonArgv is a main process that ends on SIGTERM beside a daemon that
-// ignores it: the stop needs its grace and then the kill.
-var daemonArgv = []string{"sh", "-c", `(trap "" TERM; exec sleep 1000) & exec sleep 1000`}
+// daemon is a main process that ends on SIGTERM beside a daemon that
+// ignores it: the stop needs its grace and then the kill. The daemon
+// creates the file ready once it ignores SIGTERM (a stop before that
+// would need no kill: a loaded machine took more than 100 ms once).
+func daemon(ready string) []string {
+	return []string{"sh", "-c", `(trap "" TERM; : > "$1"; exec sleep 1000) & exec sleep 1000`, "sh", ready}
+}
+
+// daemonReady waits for daemon's file ready.
+func daemonReady(t *testing.T, ready string) {
+	t.Helper()
+	waitFor(t, func() bool { _, err := os.Stat(ready); return err == nil }, "daemon ignoring SIGTERM")
+}
 
 // TestSuperviseStopRequest: a supervisor records its session running,
 // ignores a stop request addressed to another supervisor (a file left for
@@ -164,7 +174,8 @@ var daemonArgv = []string{"sh", "-c", `(trap "" TERM; exec sleep 1000) & exec sl
 func TestSuperviseStopRequest(t *testing.T) {
 	reg := newRegistry(t)
 	const grace = 300 * time.Millisecond
-	l := launch(t, reg, sessionctl.Spec{Name: "s", Argv: daemonArgv, Owner: "none", Grace: grace})
+	ready := filepath.Join(t.TempDir(), "ready")
+	l := launch(t, reg, sessionctl.Spec{Name: "s", Argv: daemon(ready), Owner: "none", Grace: grace})
 	if !l.report.OK {
 		t.Fatalf("report %+v, want OK", l.report)
 	}
@@ -180,8 +191,7 @@ func TestSuperviseStopRequest(t *testing.T) {
 	if sup.Token.PID != l.cmd.Process.Pid {
 		t.Fatalf("recorded supervisor %s, want pid %d", rec.Supervisor, l.cmd.Process.Pid)
 	}
-	// Members must be in the leaf before the stop: the daemon's fork.
-	time.Sleep(100 * time.Millisecond)
+	daemonReady(t, ready)
 
 	// A kill request for another supervisor, under our prefix (read, and
 	// ignored for its token) and under its own (not ours to take).
@@ -240,11 +250,12 @@ func TestSuperviseOwnerDeath(t *testing.T) {
 	}
 	defer func() { owner.Process.Kill(); owner.Wait() }()
 	tok := token(t, owner.Process.Pid)
-	l := launch(t, reg, sessionctl.Spec{Name: "owned", Argv: daemonArgv, Owner: "pid", OwnerToken: tok, Grace: 200 * time.Millisecond})
+	ready := filepath.Join(t.TempDir(), "ready")
+	l := launch(t, reg, sessionctl.Spec{Name: "owned", Argv: daemon(ready), Owner: "pid", OwnerToken: tok, Grace: 200 * time.Millisecond})
 	if !l.report.OK {
 		t.Fatalf("report %+v, want OK", l.report)
 	}
-	time.Sleep(100 * time.Millisecond)
+	daemonReady(t, ready)
 	owner.Process.Kill()
 	owner.Wait()
 	if !l.ended(20 * time.Second) {
@@ -260,7 +271,7 @@ func TestSuperviseOwnerDeath(t *testing.T) {
 	}
 
 	// The owner is dead now: a new supervisor for it refuses.
-	l = launch(t, reg, sessionctl.Spec{Name: "orphan", Argv: daemonArgv, Owner: "pid", OwnerToken: tok})
+	l = launch(t, reg, sessionctl.Spec{Name: "orphan", Argv: daemon(ready), Owner: "pid", OwnerToken: tok})
 	if l.report.OK || l.report.Code != 125 || l.report.Refusal != receipt.RefusedOwnerGone {
 		t.Errorf("report for a dead owner: %+v; want code 125, refusal %s", l.report, receipt.RefusedOwnerGone)
 	}
