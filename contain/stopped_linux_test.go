@@ -2,6 +2,7 @@ package contain
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,16 +77,39 @@ func TestStoppedAfterTermContinued(t *testing.T) {
 	}
 }
 
-// stopNow stops c, bounded, and returns its receipt.
+// stopNow stops c, bounded, and returns its receipt. A stop that is not
+// over in 30 s is killed, and the test fails with what the processes of
+// the tests' groups were doing then and the stop's steps.
 func stopNow(t *testing.T, c *Cmd) *receipt.Receipt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Stop(ctx); err != nil {
-		t.Fatalf("Stop: %v", err)
+		procs := describeTree(c.Pid())
+		c.Kill()
+		c.Wait()
+		t.Fatalf("Stop: %v; the main process and its descendants then:\n%s\nsteps after a kill: %+v", err, procs, c.Receipt().Stop.Steps)
 	}
 	c.Wait()
 	return c.Receipt()
+}
+
+// describeTree describes pid and its descendants: pid, state, wait
+// channel, command.
+func describeTree(pid int) string {
+	st, err := identity.ReadStat(pid)
+	if err != nil {
+		return fmt.Sprintf("%d: %v\n", pid, err)
+	}
+	p := "/proc/" + strconv.Itoa(pid)
+	wchan, _ := os.ReadFile(p + "/wchan")
+	out := fmt.Sprintf("%d %c %s %s\n", pid, st.State, wchan, st.Comm)
+	kids, _ := os.ReadFile(p + "/task/" + strconv.Itoa(pid) + "/children")
+	for _, k := range strings.Fields(string(kids)) {
+		n, _ := strconv.Atoi(k)
+		out += describeTree(n)
+	}
+	return out
 }
 
 // readPIDFile waits for path to hold a pid and returns it.
