@@ -189,13 +189,16 @@ func (f *faultEnv) checkNoop() {
 		t.Errorf("second tether reap = %s: %s", r, r.stderr)
 	}
 	// Stale entries (a runtime dir without a record, a temp file of an
-	// interrupted write) are reported until they are older than
+	// interrupted write, a stop request nobody takes) are reported until they are older than
 	// reap.StaleAge, then removed: age them and check that they go.
 	var stale []string
 	for _, a := range rep.Actions {
 		if a.Class == reap.Stale && !a.Done && a.Error == "" {
 			p := filepath.Join(f.state, "s", a.Name)
-			if strings.HasPrefix(a.Name, ".") {
+			switch {
+			case a.Kind == "request":
+				p = filepath.Join(f.state, "requests", a.Name)
+			case strings.HasPrefix(a.Name, "."):
 				p = filepath.Join(f.state, "records", a.Name)
 			}
 			old := time.Now().Add(-2 * reap.StaleAge)

@@ -52,7 +52,10 @@ const StaleAge = time.Minute
 
 // Action is the plan for one record and, unless dry-run, its outcome.
 type Action struct {
-	Name    string           `json:"name"`
+	Name string `json:"name"`
+	// Kind is the record's kind (run, session), or what else was found:
+	// refusal (a refused start's receipt), request (a stop request file,
+	// or the temp file of one's write).
 	Kind    string           `json:"kind,omitempty"`
 	Class   Class            `json:"class"`
 	Plan    string           `json:"plan"`

@@ -1,6 +1,7 @@
 package reap
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -295,19 +296,45 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 			}
 		}
 	}
-	for _, dir := range []string{"records", "ended"} {
+	for _, dir := range []string{"records", "ended", "requests"} {
 		ents, err := os.ReadDir(filepath.Join(reg.Dir, dir))
 		if err != nil {
 			continue
 		}
 		for _, e := range ents {
-			if n := e.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp") {
-				p := filepath.Join(reg.Dir, dir, n)
+			n := e.Name()
+			p := filepath.Join(reg.Dir, dir, n)
+			switch {
+			case strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp"):
 				consider(n, p, "temp file of an interrupted write", func() error { return os.Remove(p) })
+			case dir == "requests" && e.Type().IsRegular() && !requestTaker(reg, n):
+				consider(n, p, "stop request no supervisor will take", func() error { return reg.RemoveRequest(n) })
+			default:
+				continue
+			}
+			if dir == "requests" {
+				out[len(out)-1].Kind = "request"
 			}
 		}
 	}
 	return out
+}
+
+// requestTaker reports whether the stop request file in the requests dir
+// names a supervisor that provably lives, which takes it at its next
+// wake-up. A live supervisor takes its requests at the wake-up that
+// follows each, and the stop that left one removes it once done: one that
+// stays was left by a stop killed in its wait, for a supervisor that was
+// gone (or ended) before it took it.
+func requestTaker(reg *store.Registry, file string) bool {
+	b, err := reg.ReadRequest(file)
+	if err != nil {
+		return false
+	}
+	var req struct {
+		Supervisor string `json:"supervisor"`
+	}
+	return json.Unmarshal(b, &req) == nil && req.Supervisor != "" && identity.Check(req.Supervisor) == nil
 }
 
 func exists(path string) bool {

@@ -131,6 +131,14 @@ func (r *Registry) PutRequest(file string, b []byte) error { return r.replace("r
 // is not an error.
 func (r *Registry) RemoveRequest(file string) error { return r.remove("requests", file) }
 
+// ReadRequest reads a request file PutRequest left, without taking it.
+func (r *Registry) ReadRequest(file string) ([]byte, error) {
+	return r.readIn("requests", file, MaxRequest)
+}
+
+// MaxRequest bounds a request file read: a request is a few dozen bytes.
+const MaxRequest = 64 << 10
+
 // TakeRequests reads and removes the request files whose names begin
 // with prefix, in name order. Any process of the user's can write there:
 // each is read as records are (no symlink followed, no FIFO waited on,

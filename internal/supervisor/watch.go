@@ -102,7 +102,7 @@ func (w *watcher) apply(req sessionctl.StopRequest) {
 // supervisor, oldest first (the time follows the prefix).
 func (w *watcher) requests() []sessionctl.StopRequest {
 	var out []sessionctl.StopRequest
-	for _, b := range w.reg.TakeRequests(sessionctl.RequestPrefix(w.self), maxRequest) {
+	for _, b := range w.reg.TakeRequests(sessionctl.RequestPrefix(w.self), store.MaxRequest) {
 		var req sessionctl.StopRequest
 		if json.Unmarshal(b, &req) != nil || req.Supervisor != w.self {
 			continue
@@ -111,6 +111,3 @@ func (w *watcher) requests() []sessionctl.StopRequest {
 	}
 	return out
 }
-
-// maxRequest bounds a request file: a request is a few dozen bytes.
-const maxRequest = 64 << 10
