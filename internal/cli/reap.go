@@ -39,9 +39,10 @@ symlinked, are refused and reported.
 Leaves without a record are reported and never killed (nothing proves
 who made them); --orphan-leaves removes those that are empty and older
 than a minute. Runtime dirs without a record, temp files of interrupted
-writes and stop requests whose supervisor is gone are removed once older
-than a minute. --dry-run prints the plan and does nothing. Exit status 1
-if any action failed.`,
+writes, stop requests whose supervisor is gone and empty logs of starts
+that never claimed their name are removed once older than a minute.
+--dry-run prints the plan and does nothing. Exit status 1 if any action
+failed.`,
 		Example: `  tether reap --dry-run
   tether reap --json --prune 168h`,
 		Args: cobra.NoArgs,

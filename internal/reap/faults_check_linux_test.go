@@ -189,7 +189,8 @@ func (f *faultEnv) checkNoop() {
 		t.Errorf("second tether reap = %s: %s", r, r.stderr)
 	}
 	// Stale entries (a runtime dir without a record, a temp file of an
-	// interrupted write, a stop request nobody takes) are reported until they are older than
+	// interrupted write, a stop request nobody takes, a log no run owns) are
+	// reported until they are older than
 	// reap.StaleAge, then removed: age them and check that they go.
 	var stale []string
 	for _, a := range rep.Actions {
@@ -198,6 +199,8 @@ func (f *faultEnv) checkNoop() {
 			switch {
 			case a.Kind == "request":
 				p = filepath.Join(f.state, "requests", a.Name)
+			case a.Kind == "log":
+				p = filepath.Join(f.state, "logs", a.Name)
 			case strings.HasPrefix(a.Name, "."):
 				p = filepath.Join(f.state, "records", a.Name)
 			}

@@ -55,7 +55,7 @@ type Action struct {
 	Name string `json:"name"`
 	// Kind is the record's kind (run, session), or what else was found:
 	// refusal (a refused start's receipt), request (a stop request file,
-	// or the temp file of one's write).
+	// or the temp file of one's write), log (a log no run owns).
 	Kind    string           `json:"kind,omitempty"`
 	Class   Class            `json:"class"`
 	Plan    string           `json:"plan"`

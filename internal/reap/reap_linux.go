@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tether-run/tether/internal/par"
+	"github.com/tether-run/tether/internal/sessionlog"
 	"github.com/tether-run/tether/internal/store"
 
 	"github.com/tether-run/tether/internal/cgroup"
@@ -317,7 +318,42 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 			}
 		}
 	}
+	// The log of a start whose client and supervisor were both killed
+	// before the name was claimed (the supervisor opens it beside the
+	// claim): no record names its run, and it holds no output.
+	if ents, err := os.ReadDir(filepath.Join(reg.Dir, "logs")); err == nil {
+		for _, e := range ents {
+			stem, isLog := strings.CutSuffix(e.Name(), ".log")
+			name, runID, ok := strings.Cut(stem, "@")
+			if !isLog || !ok || !e.Type().IsRegular() || registry.CheckName(name) != nil || store.CheckRunID(runID) != nil || runNamed(reg, name, runID) {
+				continue
+			}
+			file, p := e.Name(), filepath.Join(reg.Dir, "logs", e.Name())
+			if sessionlog.Unwritten(p) {
+				consider(file, p, "log of a start that never claimed its name", func() error { return reg.RemoveLog(file) })
+				out[len(out)-1].Kind = "log"
+			}
+		}
+	}
 	return out
+}
+
+// runNamed reports whether a record names the run runID of name: it has
+// a receipt, or it is the live record's or an ended one's.
+func runNamed(reg *store.Registry, name, runID string) bool {
+	if exists(reg.ReceiptPath(name, runID)) {
+		return true
+	}
+	if rec, err := reg.Read(name); err == nil && rec.RunID == runID {
+		return true
+	}
+	runs, errs := reg.Runs(name)
+	for _, rec := range runs {
+		if rec.RunID == runID {
+			return true
+		}
+	}
+	return len(errs) > 0 // a run that cannot be read may be it
 }
 
 // requestTaker reports whether the stop request file in the requests dir

@@ -131,6 +131,10 @@ func (r *Registry) PutRequest(file string, b []byte) error { return r.replace("r
 // is not an error.
 func (r *Registry) RemoveRequest(file string) error { return r.remove("requests", file) }
 
+// RemoveLog removes file (a log's name, as LogPath gives it) from the logs
+// dir.
+func (r *Registry) RemoveLog(file string) error { return r.remove("logs", file) }
+
 // ReadRequest reads a request file PutRequest left, without taking it.
 func (r *Registry) ReadRequest(file string) ([]byte, error) {
 	return r.readIn("requests", file, MaxRequest)
