@@ -59,31 +59,54 @@ func TestFaultStaleRequests(t *testing.T) {
 	oldLive := put(sessionctl.RequestPrefix(liveTok.String())+"3-c.json", liveTok.String(), old)
 	tmp := put(".stop-x.json.tmp0123", "", old)
 
+	f.checkStale("request", []staleWant{
+		{oldDead, removed},
+		{tmp, removed},
+		{youngDead, reported},
+		{oldLive, untouched},
+	})
+}
+
+// staleWant is what a reap must do with a file: remove it (and list
+// it), only list it (too young), or neither.
+type staleWant struct {
+	path string
+	do   int
+}
+
+const (
+	untouched = iota
+	reported
+	removed
+)
+
+// checkStale runs `tether reap --dry-run`, which must remove nothing of
+// wants, then `tether reap`, which must do with each what it says, the
+// actions listed with kind.
+func (f *faultEnv) checkStale(kind string, wants []staleWant) {
+	t := f.t
+	t.Helper()
 	exist := func(p string) bool { _, err := os.Lstat(p); return err == nil }
-	if r, _ := f.reap("--dry-run"); r.code != 0 || !exist(oldDead) || !exist(tmp) {
-		t.Fatalf("tether reap --dry-run = %s (%s): removed a request file", r, r.stderr)
+	if r, _ := f.reap("--dry-run"); r.code != 0 {
+		t.Errorf("tether reap --dry-run = %s: %s", r, r.stderr)
+	}
+	for _, w := range wants {
+		if !exist(w.path) {
+			t.Fatalf("tether reap --dry-run removed %s", w.path)
+		}
 	}
 	r, rep := f.reap()
 	if r.code != 0 {
 		t.Errorf("tether reap = %s: %s", r, r.stderr)
 	}
-	for _, c := range []struct {
-		path       string
-		kept, done bool
-		listed     bool
-	}{
-		{oldDead, false, true, true},
-		{tmp, false, true, true},
-		{youngDead, true, false, true},
-		{oldLive, true, false, false},
-	} {
-		name := filepath.Base(c.path)
-		if exist(c.path) != c.kept {
-			t.Errorf("%s: kept %t, want %t", name, !c.kept, c.kept)
+	for _, w := range wants {
+		name := filepath.Base(w.path)
+		if exist(w.path) != (w.do != removed) {
+			t.Errorf("%s: exists %t, want %t", name, exist(w.path), w.do != removed)
 		}
 		a := faultAction(rep, name)
-		if (a != nil) != c.listed || a != nil && (a.Class != reap.Stale || a.Kind != "request" || a.Done != c.done) {
-			t.Errorf("%s: action %+v; want listed %t, stale, kind request, done %t", name, a, c.listed, c.done)
+		if (a != nil) != (w.do != untouched) || a != nil && (a.Class != reap.Stale || a.Kind != kind || a.Done != (w.do == removed)) {
+			t.Errorf("%s: action %+v; want listed %t, stale, kind %s, done %t", name, a, w.do != untouched, kind, w.do == removed)
 		}
 	}
 }

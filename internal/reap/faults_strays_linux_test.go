@@ -52,33 +52,13 @@ func TestFaultStrayLogs(t *testing.T) {
 		}
 	}
 
-	exist := func(p string) bool { _, err := os.Lstat(p); return err == nil }
-	if r, _ := f.reap("--dry-run"); r.code != 0 || !exist(old) {
-		t.Fatalf("tether reap --dry-run = %s (%s): removed the stray log", r, r.stderr)
-	}
-	r, rep := f.reap()
-	if r.code != 0 {
-		t.Errorf("tether reap = %s: %s", r, r.stderr)
-	}
-	for _, c := range []struct {
-		path               string
-		kept, listed, done bool
-	}{
-		{old, false, true, true},
-		{young, true, true, false},
-		{named[0], true, false, false},
-		{named[1], true, false, false},
-		{withOutput, true, false, false},
-	} {
-		name := filepath.Base(c.path)
-		if exist(c.path) != c.kept {
-			t.Errorf("%s: kept %t, want %t", name, !c.kept, c.kept)
-		}
-		a := faultAction(rep, name)
-		if (a != nil) != c.listed || a != nil && (a.Class != reap.Stale || a.Kind != "log" || a.Done != c.done) {
-			t.Errorf("%s: action %+v; want listed %t, stale, kind log, done %t", name, a, c.listed, c.done)
-		}
-	}
+	f.checkStale("log", []staleWant{
+		{old, removed},
+		{young, reported},
+		{named[0], untouched},
+		{named[1], untouched},
+		{withOutput, untouched},
+	})
 }
 
 // strayLog starts tether's supervisor for session name as a client does,

@@ -232,17 +232,7 @@ func TestOwnerDiesAsWatcherStarts(t *testing.T) {
 	f := start(t, hangEnv+"=1")
 	again := f.replaceWatcher(t)
 	f.killOwner(t)
-	defer func() {
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if _, ok := leakcheck.Find(Env, "")[again]; !ok {
-				return
-			}
-			if time.Now().After(deadline) {
-				syscall.Kill(again, syscall.SIGKILL)
-				t.Fatal("the new watcher did not exit once its owner was gone")
-			}
-		}
-	}()
+	defer awaitNoListener(t, again, "the new watcher did not exit once its owner was gone")
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
 	}
@@ -259,13 +249,20 @@ func TestNoListenerLeavesAtOnce(t *testing.T) {
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
 	}
+	awaitNoListener(t, again, "the watcher without a listener still ran 5 s after its last owner left (its linger is 1m)")
+}
+
+// awaitNoListener waits up to 5 s for the watcher pid, one that listens
+// nowhere, to exit; else it kills it and fails with why.
+func awaitNoListener(t *testing.T, pid int, why string) {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, ok := leakcheck.Find(Env, "")[again]; !ok {
-			break
+		if _, ok := leakcheck.Find(Env, "")[pid]; !ok {
+			return
 		}
 		if time.Now().After(deadline) {
-			syscall.Kill(again, syscall.SIGKILL)
-			t.Fatal("the watcher without a listener still ran 5 s after its last owner left (its linger is 1m)")
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal(why)
 		}
 	}
 }
