@@ -152,9 +152,7 @@ func (f *fixture) stopped(d time.Duration) bool {
 // owner starts in its place, which listens nowhere (its state dir is "").
 func (f *fixture) replaceWatcher(t *testing.T) int {
 	t.Helper()
-	for pid := range watchers(f.dir) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
+	syscall.Kill(f.watcher(t), syscall.SIGKILL)
 	f.stale = true
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		for pid := range leakcheck.Find(Env, "") {
@@ -170,6 +168,26 @@ func (f *fixture) replaceWatcher(t *testing.T) int {
 
 // watchers returns the watchers of dir.
 func watchers(dir string) map[int]string { return leakcheck.Find(Env, dir) }
+
+// watcher waits for the one watcher of f's dir to show and returns its
+// pid. The owner's spawn returns once the watcher's exec began, and the
+// kernel fills in its /proc/PID/environ later in that exec: under load,
+// the watcher can be missing from watchers for a while after "added".
+func (f *fixture) watcher(t *testing.T) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		ws := watchers(f.dir)
+		if len(ws) > 1 {
+			t.Fatalf("watchers of %s: %v, want one", f.dir, ws)
+		}
+		for pid := range ws {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no watcher of %s within 10 s", f.dir)
+		}
+	}
+}
 
 // awaitGone waits for dir's watcher to exit, as it must once it has no
 // owner (the tests' linger is 0), and to have removed its socket unless
@@ -190,9 +208,7 @@ func awaitGone(t *testing.T, dir string, stale bool) {
 // watcher, and the watcher then exits.
 func TestOwnerDeath(t *testing.T) {
 	f := start(t)
-	if len(watchers(f.dir)) != 1 {
-		t.Fatalf("watchers of %s: %v, want one", f.dir, watchers(f.dir))
-	}
+	f.watcher(t)
 	f.killOwner(t)
 	if !f.stopped(5 * time.Second) {
 		t.Fatal("the victim runs on 5 s after its owner's death")
