@@ -65,6 +65,10 @@ func TestStoppedAfterTermContinued(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFile(t, filepath.Join(dir, "ready")) // its trap is set
+	// And its child runs sleep: a SIGTERM that reaches the forked shell
+	// before it has reset the trap it inherited is caught and lost with
+	// its exec, and the sleep then waits for the kill (seen once in CI).
+	awaitChild(t, c.Pid(), "sleep")
 	r := stopNow(t, c)
 	if r.Evidence.KillUsed || !r.StopConfirmed {
 		t.Errorf("kill used %t, stop confirmed %t; want the self-stopped member continued by a grace walk\nsteps %+v", r.Evidence.KillUsed, r.StopConfirmed, r.Stop.Steps)
@@ -110,6 +114,22 @@ func describeTree(pid int) string {
 		out += describeTree(n)
 	}
 	return out
+}
+
+// awaitChild waits for a child of pid to run comm.
+func awaitChild(t *testing.T, pid int, comm string) {
+	t.Helper()
+	p := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		kids, _ := os.ReadFile(p)
+		for _, k := range strings.Fields(string(kids)) {
+			n, _ := strconv.Atoi(k)
+			if st, err := identity.ReadStat(n); err == nil && st.Comm == comm {
+				return
+			}
+		}
+	}
+	t.Fatalf("no child of %d runs %s within 10 s", pid, comm)
 }
 
 // readPIDFile waits for path to hold a pid and returns it.
