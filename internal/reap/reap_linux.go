@@ -269,12 +269,12 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 	}
 
 	var out []Action
-	consider := func(name, path, what string, remove func() error) {
+	consider := func(name, kind, path, what string, remove func() error) {
 		st, err := os.Lstat(path)
 		if err != nil {
 			return
 		}
-		a := Action{Name: name, Class: Stale}
+		a := Action{Name: name, Kind: kind, Class: Stale}
 		if age := time.Since(st.ModTime()); age < StaleAge {
 			a.Plan = fmt.Sprintf("leave %s %s for now: %s old, may belong to a start in flight", what, path, age.Round(time.Second))
 		} else {
@@ -293,7 +293,7 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 		for _, e := range ents {
 			name := e.Name()
 			if !have[name] && registry.CheckName(name) == nil && !exists(filepath.Join(reg.Dir, "ended", name+".json")) {
-				consider(name, reg.RuntimeDir(name), "runtime dir without a record", func() error { return reg.Release(name) })
+				consider(name, "", reg.RuntimeDir(name), "runtime dir without a record", func() error { return reg.Release(name) })
 			}
 		}
 	}
@@ -303,18 +303,16 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 			continue
 		}
 		for _, e := range ents {
-			n := e.Name()
+			n, kind := e.Name(), ""
+			if dir == "requests" {
+				kind = "request"
+			}
 			p := filepath.Join(reg.Dir, dir, n)
 			switch {
 			case strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp"):
-				consider(n, p, "temp file of an interrupted write", func() error { return os.Remove(p) })
+				consider(n, kind, p, "temp file of an interrupted write", func() error { return os.Remove(p) })
 			case dir == "requests" && e.Type().IsRegular() && !requestTaker(reg, n):
-				consider(n, p, "stop request no supervisor will take", func() error { return reg.RemoveRequest(n) })
-			default:
-				continue
-			}
-			if dir == "requests" {
-				out[len(out)-1].Kind = "request"
+				consider(n, kind, p, "stop request no supervisor will take", func() error { return reg.RemoveRequest(n) })
 			}
 		}
 	}
@@ -330,8 +328,7 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 			}
 			file, p := e.Name(), filepath.Join(reg.Dir, "logs", e.Name())
 			if sessionlog.Unwritten(p) {
-				consider(file, p, "log of a start that never claimed its name", func() error { return reg.RemoveLog(file) })
-				out[len(out)-1].Kind = "log"
+				consider(file, "log", p, "log of a start that never claimed its name", func() error { return reg.RemoveLog(file) })
 			}
 		}
 	}
@@ -339,12 +336,10 @@ func stale(reg *store.Registry, names []string, o Options) []Action {
 }
 
 // runNamed reports whether a record names the run runID of name: it has
-// a receipt, or it is the live record's or an ended one's.
+// a receipt, or it is one of the name's runs on record (Runs: the live
+// record or the newest ended, then the earlier ones).
 func runNamed(reg *store.Registry, name, runID string) bool {
 	if exists(reg.ReceiptPath(name, runID)) {
-		return true
-	}
-	if rec, err := reg.Read(name); err == nil && rec.RunID == runID {
 		return true
 	}
 	runs, errs := reg.Runs(name)
