@@ -106,3 +106,24 @@ func Cmdline(pid int) []string {
 	}
 	return strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
 }
+
+// AwaitExec waits up to within for process pid to complete the execve
+// that follows its fork (Stat.Execed), and reports whether it did; false
+// at once when it is gone or a zombie. A fork+exec that returned does not
+// mean /proc shows the new image yet (see Stat.Execed); what reads the
+// program's identity from /proc right after a start waits here first.
+func AwaitExec(pid int, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		st, err := ReadStat(pid)
+		switch {
+		case err != nil || st.State == 'Z' || st.State == 'X':
+			return false
+		case st.Execed():
+			return true
+		case time.Now().After(deadline):
+			return false
+		}
+		time.Sleep(wait)
+	}
+}

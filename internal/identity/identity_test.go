@@ -15,7 +15,7 @@ func TestParseStat(t *testing.T) {
 		{
 			name: "plain",
 			in:   "42 (sleep) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 12345 1000 100 18446744073709551615",
-			want: Stat{PID: 42, Comm: "sleep", State: 'S', PPID: 1, PGID: 42, SID: 42, StartTime: 12345},
+			want: Stat{PID: 42, Comm: "sleep", State: 'S', PPID: 1, PGID: 42, SID: 42, Flags: 4194560, StartTime: 12345},
 		},
 		{
 			name: "comm with spaces and parens",
@@ -24,6 +24,12 @@ func TestParseStat(t *testing.T) {
 		},
 		{name: "empty", in: "", wantErr: true},
 		{name: "short", in: "1 (x) S 0 1 1", wantErr: true},
+		{
+			name: "forked, not yet exec'd",
+			in:   "691 (ct) R 460 371 371 0 -1 4194368 1 0 0 0 0 0 0 0 20 0 1 0 3975 1361981440 6430 18446744073709551615",
+			want: Stat{PID: 691, Comm: "ct", State: 'R', PPID: 460, PGID: 371, SID: 371, Flags: 4194368, StartTime: 3975},
+		},
+		{name: "bad flags", in: "1 (x) S 0 1 1 0 -1 x 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0", wantErr: true},
 		{name: "bad start time", in: "1 (x) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 abc 0 0", wantErr: true},
 	}
 	for _, tt := range tests {
@@ -36,6 +42,17 @@ func TestParseStat(t *testing.T) {
 				t.Errorf("ParseStat(%q) = %+v, want %+v", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestExecedFlags: PF_FORKNOEXEC (0x40) alone tells a forked child that
+// has not exec'd yet; the flags are those /proc showed for a sleep and for
+// a Go test binary's child caught before its exec (Debian 13, TCG).
+func TestExecedFlags(t *testing.T) {
+	for flags, want := range map[uint64]bool{0x400100: true, 0x400040: false, 0: true, 0x40: false} {
+		if got := (Stat{Flags: flags}).Execed(); got != want {
+			t.Errorf("Stat{Flags: %#x}.Execed() = %t, want %t", flags, got, want)
+		}
 	}
 }
 
