@@ -36,11 +36,14 @@ func TestOwnerDeathStopsSession(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// The daemon creates ready once it ignores SIGTERM, and Start waits
+	// for it: made by the main right after the fork, the file could come
+	// before the subshell's trap, and a stop then would need no kill.
 	ready := filepath.Join(t.TempDir(), "ready")
 	rec, err := client.Start(ctx, session.Options{
 		Name: "owned", Owner: strconv.Itoa(owner.Process.Pid), Grace: 200 * time.Millisecond,
 		Ready: []string{"file:" + ready},
-		Argv:  []string{"sh", "-c", `(trap "" TERM; exec sleep 1000) & touch "$1"; exec sleep 1000`, "sh", ready},
+		Argv:  []string{"sh", "-c", `(trap "" TERM; touch "$1"; exec sleep 1000) & exec sleep 1000`, "sh", ready},
 	})
 	if err != nil {
 		t.Fatalf("Start = %v", err)
