@@ -193,8 +193,11 @@ func TestFrozenLeaf(t *testing.T) {
 		wantKill     bool
 	}{
 		// A handler must run to act on SIGTERM: frozen, it cannot (a
-		// default-action SIGTERM kills even a frozen task).
-		{"handles TERM", `trap "exit 0" TERM; sleep 1000 & touch "$D/ready"; wait`, false, false},
+		// default-action SIGTERM kills even a frozen task). Ready once the
+		// child runs sleep: until its exec, the forked shell still has the
+		// TERM trap, and a SIGTERM caught then is lost with it at the
+		// exec, leaving a sleep that only the kill ends.
+		{"handles TERM", `trap "exit 0" TERM; sleep 1000 & until [ "$(cat /proc/$!/comm)" = sleep ]; do :; done; touch "$D/ready"; wait`, false, false},
 		{"ignores TERM, cgroup.kill", ignoresTERM, false, true},
 		{"ignores TERM, freeze+sigkill", ignoresTERM, true, true},
 	} {
