@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,9 +42,13 @@ func mechanisms(t *testing.T) []receipt.Mechanism {
 func marked(mark string) map[int]string { return leakcheck.Find("TETHER_CASE", mark) }
 
 type scenario struct {
-	name    string
-	argv    []string // may use $D, a private temp dir
-	timeout time.Duration
+	name string
+	argv []string // may use $D, a private temp dir
+	// timedOut scenarios never end by themselves: they are timed out
+	// (BeginStop, ReasonTimeout) once they have created $D/ready, their
+	// trap set. A fixed Timeout raced sh's start: under TCG 300 ms could
+	// pass before the trap, and then no kill was needed.
+	timedOut bool
 	// minMembers is how many members the stop must have found; needKill
 	// says the scenario cannot end without the kill phase.
 	minMembers int
@@ -62,8 +67,8 @@ var scenarios = []scenario{
 	{name: "tmux server", argv: []string{"tmux", "-S", "$D/tmux.sock", "-f", "/dev/null", "new-session", "-d", "sleep 1000"},
 		minMembers: 1, needArgv: "tmux", needs: "tmux"},
 	{name: "main exits at once leaving a daemon", argv: []string{"setsid", "-f", "sleep", "1000"}, minMembers: 1},
-	{name: "keeps forking while stopped", argv: []string{"sh", "-c", `trap "" TERM; while :; do (sleep 1000 &); done`},
-		timeout: 300 * time.Millisecond, minMembers: 2, needKill: true},
+	{name: "keeps forking while stopped", argv: []string{"sh", "-c", `trap "" TERM; (sleep 1000 &); touch "$D/ready"; while :; do (sleep 1000 &); done`},
+		timedOut: true, minMembers: 2, needKill: true},
 }
 
 func TestScenariosLeaveNothing(t *testing.T) {
@@ -114,7 +119,6 @@ func runScenario(t *testing.T, mech receipt.Mechanism, sc scenario, markerOnly b
 	c := Command(argv[0], argv[1:]...)
 	c.Env = append(os.Environ(), "TETHER_CASE="+mark, "D="+dir)
 	c.Mechanism = mech
-	c.Timeout = sc.timeout
 	c.Grace = 200 * time.Millisecond
 	c.AdoptOrphans = !markerOnly
 	t.Cleanup(func() {
@@ -124,6 +128,10 @@ func runScenario(t *testing.T, mech receipt.Mechanism, sc scenario, markerOnly b
 	})
 	if err := c.Start(); err != nil {
 		t.Fatalf("Start() error = %v", err)
+	}
+	if sc.timedOut {
+		waitFile(t, filepath.Join(dir, "ready"))
+		c.BeginStop(ReasonTimeout)
 	}
 	err := c.Wait()
 	r := c.Receipt()
