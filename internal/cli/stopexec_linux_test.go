@@ -19,8 +19,12 @@ func TestStopExecRun(t *testing.T) {
 	dir := t.TempDir()
 	rpath := filepath.Join(dir, "r.json")
 	// The main process ignores the stop signal; only the stop-exec ends it.
+	// The stop-exec waits for the pid the main writes once it ignores the
+	// signal (bounded by the grace, 10 s): the timeout's 300 ms could pass
+	// before sh has run so far under TCG, and a stop-exec that found no pid
+	// failed, leaving the main to the TERM.
 	code, _, stderr := tether(t, "run", "-q", "--timeout", "0.3", "--receipt", rpath, "-e", "D="+dir,
-		"--stop-exec", `echo "closing $D"; kill -KILL "$(cat "$D/pid")"`,
+		"--stop-exec", `until [ -s "$D/pid" ]; do sleep 0.01; done; echo "closing $D"; kill -KILL "$(cat "$D/pid")"`,
 		"--", "sh", "-c", `trap "" TERM; echo $$ > "$D/pid"; while :; do sleep 0.05; done`)
 	r, _ := readReceipt(t, rpath)
 	if code != 124 && code != 137 {
