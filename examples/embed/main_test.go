@@ -38,7 +38,9 @@ func alive(s string) bool {
 func TestDeadlineOutputExitError(t *testing.T) {
 	tag := "embed-daemon-" + time.Now().Format("150405.000000000")
 	ready := t.TempDir() + "/ready"
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// The deadline must fall after "up" (the daemon started and ready):
+	// 2 s, not 0.5, leave room for a loaded CI host or the Go floor's stage.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c := contain.CommandContext(ctx, "sh", "-c", `setsid sh -c 'touch "$1"; while :; do sleep 1; done' "$0" "$1" & while [ ! -e "$1" ]; do sleep 0.01; done; echo up; exec sleep 1000`, tag, ready)
 	out, err := c.Output()
