@@ -97,10 +97,13 @@ type Options struct {
 	// session whose leaf the caller runs in, else "none".
 	Owner   string
 	Profile string // "", "tmux" or "playwright"
-	Until   string // UntilMainExit (default) or UntilEmpty
-	TTL     time.Duration
-	Pool    string
-	Max     int // with Pool: at most this many live sessions
+	// Until is UntilMainExit or UntilEmpty. Empty: UntilMainExit, or
+	// UntilEmpty with a Profile, whose command (tmux new -d,
+	// playwright-cli open) returns once its daemon runs.
+	Until string
+	TTL   time.Duration
+	Pool  string
+	Max   int // with Pool: at most this many live sessions
 
 	Grace, KillWait time.Duration
 	// StopExec is run at the start of every stop of the session, before

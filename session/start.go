@@ -42,16 +42,23 @@ func start(ctx context.Context, reg *store.Registry, exe string, o Options) (*re
 			return nil, err
 		}
 	}
-	if o.Until == "" {
-		o.Until = UntilMainExit
-	}
-	if o.Until != UntilMainExit && o.Until != UntilEmpty {
-		return nil, sessionctl.BadOption("--until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
-	}
 	switch o.Profile {
 	case "", "tmux", "playwright":
 	default:
 		return nil, sessionctl.BadOption("--profile %q: want tmux or playwright", o.Profile)
+	}
+	switch {
+	case o.Until != "":
+	case o.Profile != "":
+		// A profile's command is a client that starts its daemon and
+		// returns (tmux new -d, playwright-cli open): ending with it
+		// would stop the daemon it just started.
+		o.Until = UntilEmpty
+	default:
+		o.Until = UntilMainExit
+	}
+	if o.Until != UntilMainExit && o.Until != UntilEmpty {
+		return nil, sessionctl.BadOption("--until %q: want %s or %s", o.Until, UntilMainExit, UntilEmpty)
 	}
 	if o.Env == nil {
 		o.Env = os.Environ()

@@ -60,7 +60,9 @@ func TestSessionPlaywright(t *testing.T) {
 	env := []string{"TMPDIR=" + scratch, "HOME=" + base, "XDG_CACHE_HOME=" + filepath.Join(base, "cache"), "NO_UPDATE_NOTIFIER=1", "PW=" + pw,
 		"PATH=" + pwDir + ":" + os.Getenv("PATH")}
 
-	cmd, _, stderr := tetherCmd(t, "start", "--name", "pw", "--profile", "playwright", "--until", "empty", "--owner", "none",
+	// As the docs start it: the profile's default, --until empty, keeps
+	// the session after playwright-cli open returns.
+	cmd, _, stderr := tetherCmd(t, "start", "--name", "pw", "--profile", "playwright", "--owner", "none",
 		"--", "sh", "-c", `"$PW" open about:blank`)
 	cmd.Env = append(append(withoutEnv(cmd.Env, "XDG_RUNTIME_DIR", "TMPDIR", "HOME"), "XDG_RUNTIME_DIR="+xdg), env...)
 	cmd.Dir = ws

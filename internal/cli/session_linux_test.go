@@ -127,17 +127,22 @@ func mustStart(t *testing.T, xdg string, env []string, args ...string) string {
 
 // TestSessionTmuxOutlivesScratch: a tmux server started in a session with
 // a scratch TMPDIR stays listed and reachable after the scratch is
-// deleted, and tether stop leaves no tmux process.
+// deleted, and tether stop leaves no tmux process. It is started as the
+// docs show, with no --until: the profile's default is empty, so the
+// session outlives the tmux client that started the server.
 func TestSessionTmuxOutlivesScratch(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skipf("tmux not installed: %v", err)
 	}
 	xdg := stateEnv(t)
 	scratch, _ := os.MkdirTemp("", "scratch-")
-	name := mustStart(t, xdg, []string{"TMPDIR=" + scratch}, "--name", "tm", "--profile", "tmux", "--until", "empty", "--",
+	name := mustStart(t, xdg, []string{"TMPDIR=" + scratch}, "--name", "tm", "--profile", "tmux", "--",
 		"tmux", "-f", "/dev/null", "new-session", "-d", "-s", "work", "sleep 1000")
 	os.RemoveAll(scratch)
 	s, _ := awaitState(t, xdg, name, registry.StateRunning)
+	if s.Until != session.UntilEmpty {
+		t.Errorf("until = %q with --profile tmux and no --until, want %q", s.Until, session.UntilEmpty)
+	}
 	var err error
 	// tether start returns once the command runs; the tmux client may
 	// still be creating its server.

@@ -64,7 +64,10 @@ and receipt), TETHER_SESSION_DIR and TMPDIR pointing at its own runtime dir
 (outside any scratch), so daemons that put sockets under TMPDIR stay
 reachable after the caller's TMPDIR is deleted. --profile tmux
 sets TMUX_TMPDIR, --profile playwright PWTEST_SOCKETS_DIR and
-PWTEST_DAEMON_SESSION_DIR, to the session's own dirs.
+PWTEST_DAEMON_SESSION_DIR, to the session's own dirs. A profile's command
+(tmux new -d, playwright-cli open) returns once its daemon runs, so with
+--profile the session ends when its last process exits (--until empty)
+unless --until says otherwise.
 
 Owner (--owner): a PID, "parent" (the process that ran tether start),
 "session:NAME" (stopping that session stops this one), or "none". The
@@ -100,7 +103,7 @@ under PATH hold more than SIZE, as for tether run.`,
 		Example: `  tether start --name web --owner 4242 --profile playwright -- playwright-cli open
   tether start --name dev --ready tcp:5173 -- npm run dev
   tether start --name db --ready 'log:ready to accept connections' -- postgres -D data
-  tether start --profile tmux --until empty -- tmux new -d -s work
+  tether start --profile tmux -- tmux new -d -s work
   tether start --name api --signal INT --ttl 2h --env-file .env -- ./api-server`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -127,7 +130,7 @@ func (f *startFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.name, "name", "", "session `NAME`: 1–64 of A-Z a-z 0-9 . _ -, starting with a letter or digit (default <command>-<8 hex>)")
 	fl.StringVar(&f.owner, "owner", "", "`OWNER` whose death stops the session: PID, parent, session:NAME or none")
 	fl.StringVar(&f.profile, "profile", "", "environment for a known daemon: tmux or playwright")
-	fl.StringVar(&f.until, "until", session.UntilMainExit, "when the session ends by itself: main-exit, or empty (for commands that daemonize)")
+	fl.StringVar(&f.until, "until", "", "when the session ends by itself: main-exit (default), or empty, once its last process exits (for commands that daemonize; the default with --profile)")
 	durationVar(fl, &f.ttl, "ttl", 0, "stop the session after this long (0: never)")
 	durationVar(fl, &f.grace, "grace", contain.DefaultGrace, "time members get after the stop signal when the session is stopped")
 	durationVar(fl, &f.killWait, "kill-wait", contain.DefaultKillWait, "bound on the wait for emptiness after the kill")

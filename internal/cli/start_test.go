@@ -21,7 +21,7 @@ func startWant(t *testing.T, argv []string, mod func(*session.Options)) *startOp
 		t.Fatal(err)
 	}
 	o := &startOptions{session: session.Options{
-		Argv: argv, Until: session.UntilMainExit, Grace: contain.DefaultGrace, KillWait: contain.DefaultKillWait,
+		Argv: argv, Grace: contain.DefaultGrace, KillWait: contain.DefaultKillWait,
 		StopSignal: term, LogMax: session.DefaultLogMax, LogKeep: session.DefaultLogKeep, ReadyTimeout: session.DefaultReadyWait,
 	}}
 	if mod != nil {
@@ -49,6 +49,9 @@ func TestStartFlags(t *testing.T) {
 	checkFlags(t, "start", ExitUsage, newStartCmdRun, []flagCase[startOptions]{
 		{[]string{"--", "sleep", "9"}, startWant(t, []string{"sleep", "9"}, nil), ""},
 		{[]string{"--name", "web", "--owner", "none", "--profile", "tmux", "--until", "empty", "--ttl", "2h", "--json", "-q", "--no-reap", "--", "tmux"}, quiet, ""},
+		{[]string{"--profile", "playwright", "--until", "main-exit", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) {
+			o.Profile, o.Until = "playwright", session.UntilMainExit
+		}), ""},
 		{[]string{"--grace", "0", "--kill-wait", "1", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) { o.Grace, o.KillWait = contain.NoGrace, time.Second }), ""},
 		{[]string{"--pool", "ci", "--max", "2", "--require-free", dir + "=1G", "--", "x"}, pool, ""},
 		{[]string{"--ready", "tcp:5173", "--ready", "file:x", "--ready-timeout", "5", "--", "x"}, startWant(t, []string{"x"}, func(o *session.Options) {

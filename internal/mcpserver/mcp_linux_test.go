@@ -251,6 +251,60 @@ time.sleep(1000)`, port)
 		}
 	})
 
+	// A command that starts a daemon and returns: with until empty, or
+	// a profile (whose default it is), the session lives on with the
+	// daemon; with until main-exit, given or the default without a
+	// profile, it ends with the command. The tmux case is the profile's
+	// own command, as an agent would give it.
+	t.Run("daemons", func(t *testing.T) {
+		cases := []struct {
+			name, profile, until string
+			command              []string
+			lives                bool
+		}{
+			{"d-empty", "", "empty", []string{"sh", "-c", "setsid sleep 1000 & exit 0"}, true},
+			{"d-main", "", "", []string{"sh", "-c", "setsid sleep 1000 & exit 0"}, false},
+			{"tm", "tmux", "", []string{"tmux", "new-session", "-d", "-s", "main", "sleep 1000"}, true},
+			{"pw-main", "playwright", "main-exit", []string{"sh", "-c", "setsid sleep 1000 & exit 0"}, false},
+		}
+		for _, c := range cases {
+			if c.profile == "tmux" {
+				if _, err := exec.LookPath("tmux"); err != nil {
+					t.Logf("%s not tried: no tmux (CI installs it)", c.name)
+					continue
+				}
+			}
+			var out struct{ State string }
+			r := call(t, cs, "start", map[string]any{"name": c.name, "command": c.command, "profile": c.profile, "until": c.until}, &out)
+			// One that ends with its command may be stopping already.
+			if r.IsError || (c.lives && out.State != "running") {
+				t.Fatalf("start %s = %+v (%s)", c.name, out, textOf(r))
+			}
+			var w struct {
+				Ended      bool   `json:"ended"`
+				StopReason string `json:"stop_reason"`
+			}
+			call(t, cs, "wait", map[string]any{"name": c.name, "timeout": "2s"}, &w)
+			if w.Ended == c.lives {
+				t.Errorf("%s (profile %q, until %q): ended %t (%s) 2 s after its command returned; want %t", c.name, c.profile, c.until, w.Ended, w.StopReason, !c.lives)
+			}
+			if c.profile == "tmux" && c.lives {
+				var e struct {
+					ExitCode int `json:"exit_code"`
+				}
+				if r := call(t, cs, "exec", map[string]any{"name": c.name, "command": []string{"tmux", "has-session", "-t", "main"}}, &e); r.IsError || e.ExitCode != 0 {
+					t.Errorf("%s: tmux has-session through exec = %d (%s); want 0: the server lives", c.name, e.ExitCode, textOf(r))
+				}
+			}
+			var s struct {
+				StopConfirmed bool `json:"stop_confirmed"`
+			}
+			if r := call(t, cs, "stop", map[string]any{"name": c.name}, &s); c.lives && (r.IsError || !s.StopConfirmed) {
+				t.Errorf("stop %s = %+v (%s)", c.name, s, textOf(r))
+			}
+		}
+	})
+
 	t.Run("bad arguments", func(t *testing.T) {
 		for _, c := range []struct {
 			tool string
@@ -260,6 +314,7 @@ time.sleep(1000)`, port)
 			{"run", map[string]any{"command": []string{}}, "command is empty"},
 			{"run", map[string]any{"command": []string{"true"}, "timeout": "soon"}, "want a duration"},
 			{"start", map[string]any{"command": []string{"sleep", "1"}, "ready": []string{"http://x"}}, "tcp:[HOST:]PORT"},
+			{"start", map[string]any{"command": []string{"sleep", "1"}, "until": "never"}, "want main-exit or empty"},
 			{"stop", map[string]any{"name": "nosuch"}, "nosuch"},
 			{"logs", map[string]any{"name": "nosuch"}, "nosuch"},
 			{"logs", map[string]any{"name": "web", "run": "0000ffff"}, "0000ffff"},

@@ -143,6 +143,7 @@ type StartIn struct {
 	Cwd          string   `json:"cwd,omitempty"`
 	Env          []string `json:"env,omitempty" jsonschema:"environment variables as KEY=VALUE, set over the server's environment"`
 	Profile      string   `json:"profile,omitempty" jsonschema:"tmux or playwright: that daemon's socket dirs in the session's own dir"`
+	Until        string   `json:"until,omitempty" jsonschema:"when the session ends by itself: main-exit (when the command exits), or empty (when its last process exits: for a command that starts a daemon and returns, like tmux new -d, playwright-cli open or a server run with its --daemon flag). Default: main-exit, or empty with a profile"`
 }
 
 // SessionOut names a session and its state.
@@ -180,7 +181,7 @@ func (t *tools) start(ctx context.Context, _ *mcp.CallToolRequest, in StartIn) (
 		return r, out, err
 	}
 	o := session.Options{Name: in.Name, Argv: in.Command, Dir: in.Cwd, Env: env, Owner: t.owner, TTL: ttl,
-		Ready: in.Ready, ReadyTimeout: rt, Profile: in.Profile}
+		Ready: in.Ready, ReadyTimeout: rt, Profile: in.Profile, Until: in.Until}
 	if in.Keep {
 		o.Owner = "none"
 	}
