@@ -64,7 +64,7 @@ could not run it in the session, bad usage included; 126 not executable;
 127 not found.`,
 		Example: `  tether start --name web --profile playwright -- playwright-cli open https://example.com
   tether exec web -- playwright-cli snapshot
-  tether start --name work --profile tmux --until empty -- tmux new -d -s main
+  tether start --name work --profile tmux -- tmux new -d -s main
   tether exec work -- tmux ls
   tether exec -it web -- bash
   tether exec -e DEBUG=1 -w /srv/app web -- ./check.sh`,
