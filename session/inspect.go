@@ -71,6 +71,9 @@ func (c *Client) Inspect(name, run string) (*Inspection, error) {
 		return nil, err
 	}
 	in := &Inspection{SchemaVersion: 1, Status: statusWithProcesses(rec)}
+	if run != "" && in.RuntimeDirExists && !rec.Live() && !c.reg.Current(rec) {
+		in.RuntimeDirExists = false // the dir is a later run's of the name
+	}
 	spec, err := c.config(rec)
 	switch {
 	case err == nil:

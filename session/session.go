@@ -216,7 +216,9 @@ type Status struct {
 	// EndedAt is when the session was recorded as ended.
 	EndedAt time.Time `json:"ended_at,omitzero"`
 	// RuntimeDirExists says whether the runtime dir is still there (it
-	// is removed once an ended session's stop is confirmed).
+	// is removed once an ended session's stop is confirmed). The dir is
+	// the name's: StatusOf an earlier run of a name used again sees the
+	// later run's; Client.Inspect and tether ls -a say false for it.
 	RuntimeDirExists bool `json:"runtime_dir_exists"`
 	// Processes lists the members (tether status only, not ls): each
 	// with its parent, so that they can be shown as a tree.

@@ -119,6 +119,22 @@ func TestHistoryKeepsEachRun(t *testing.T) {
 			t.Errorf("tether ls -a lacks run %s:\n%s", r.RunID[:12], out)
 		}
 	}
+	// A fourth run holds the name's runtime dir: the earlier runs, whose
+	// records name the same path, do not have it (ls -a, inspect --run).
+	mustStart(t, xdg, nil, "--name", "web", "--", "sleep", "1000")
+	for _, r := range runsOf(t, xdg, "web") {
+		if want := r.State == "running"; r.RuntimeDirExists != want {
+			t.Errorf("ls -a: run %s (%s): runtime_dir_exists %t, want %t", r.RunID[:8], r.State, r.RuntimeDirExists, want)
+		}
+	}
+	code, out, stderr := tetherIn(t, xdg, nil, "inspect", "--run", runs[0].RunID, "web")
+	var in struct {
+		RuntimeDirExists *bool `json:"runtime_dir_exists"`
+	}
+	if err := json.Unmarshal([]byte(out), &in); code != 0 || err != nil || in.RuntimeDirExists == nil || *in.RuntimeDirExists {
+		t.Errorf("inspect --run %s web (an earlier run) = %d, runtime_dir_exists %v (%v, %s); want false", runs[0].RunID[:8], code, in.RuntimeDirExists, err, stderr)
+	}
+	tetherIn(t, xdg, nil, "stop", "web")
 	assertNoSurvivors(t)
 }
 

@@ -110,6 +110,13 @@ func runLs(e *env, o *lsOptions) error {
 	}
 	recs = selectSessions(e, reg, recs, all)
 	out := f.keep(session.StatusOfAll(recs))
+	for i, s := range out {
+		// A name's earlier runs (-a) share its runtime dir's path with
+		// the run that now holds it.
+		if s.RuntimeDirExists && !s.Live() && !reg.Current(s.Record) {
+			out[i].RuntimeDirExists = false
+		}
+	}
 	switch {
 	case o.json:
 		return printJSON(e, map[string]any{"schema_version": 1, "sessions": out})

@@ -49,6 +49,9 @@ func (r *Registry) Write(rec *registry.Record) error { return errors.ErrUnsuppor
 // Read is not implemented on this system.
 func (r *Registry) Read(name string) (*registry.Record, error) { return nil, errors.ErrUnsupported }
 
+// Current is not implemented on this system.
+func (r *Registry) Current(rec *registry.Record) bool { return false }
+
 // List is not implemented on this system.
 func (r *Registry) List() ([]*registry.Record, []error) { return nil, []error{errors.ErrUnsupported} }
 

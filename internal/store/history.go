@@ -190,6 +190,15 @@ func (r *Registry) History() ([]*registry.Record, []error) {
 	return recs, append(errs, errs2...)
 }
 
+// Current reports whether rec is its name's current run, the one Read
+// returns: the name's runtime dir is that run's. An earlier run kept when
+// the name was used again (issue 27) names the same path, which the later
+// run holds.
+func (r *Registry) Current(rec *registry.Record) bool {
+	cur, err := r.Read(rec.Name)
+	return err == nil && cur.RunID == rec.RunID
+}
+
 // sortRuns sorts by name, then newest first.
 func sortRuns(recs []*registry.Record) {
 	sort.SliceStable(recs, func(i, j int) bool {
