@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,6 +114,8 @@ type StopOptions struct {
 	// Progress, if set, is called with each step of each supervisor's
 	// stop protocol as the supervisor records it. It must not block.
 	Progress func(name string, step receipt.Step)
+	// reason is the stop reason the record keeps ("" : request).
+	reason string
 }
 
 // Stop stops the session and returns its stop receipt once the stop is
@@ -128,7 +131,7 @@ func (c *Client) Stop(ctx context.Context, name string, o StopOptions) (*receipt
 // first, then all are waited for, so n sessions take as long as the
 // slowest, not the sum. Every session is attempted even when one fails.
 func (c *Client) StopMany(ctx context.Context, names []string, o StopOptions) []StopResult {
-	req := sessionctl.StopRequest{Reason: "request", GraceMS: o.Grace.Milliseconds(), Kill: o.Kill}
+	req := sessionctl.StopRequest{Reason: cmp.Or(o.reason, "request"), GraceMS: o.Grace.Milliseconds(), Kill: o.Kill}
 	if o.Grace < 0 {
 		req.GraceMS = -1
 	}

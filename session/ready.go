@@ -166,7 +166,7 @@ func (c *Client) awaitReady(ctx context.Context, rec *registry.Record, o Options
 	if r.ended() == "" {
 		stopCtx, stopCancel := context.WithTimeout(context.Background(), time.Minute)
 		defer stopCancel()
-		_, err := c.Stop(stopCtx, rec.Name, StopOptions{})
+		_, err := c.Stop(stopCtx, rec.Name, StopOptions{reason: "not-ready"})
 		nr.Stopped = err == nil
 		if err != nil && !errors.Is(err, ErrEnded) {
 			nr.Why += fmt.Sprintf("; stopping it: %v", err)

@@ -319,6 +319,15 @@ func finish(w *recorder, spec *sessionctl.Spec, c *contain.Cmd, log *sessionlog.
 			why = "ttl"
 		}
 	}
+	// The receipt names what stopped a session as its record does: the
+	// request's own reason (owner-exit, not-ready, …) for a stop asked
+	// for, ttl for its timeout, not contain's generic words.
+	switch contain.Reason(r.Stop.Reason) {
+	case contain.ReasonRequest:
+		r.Stop.Reason = why
+	case contain.ReasonTimeout:
+		r.Stop.Reason = "ttl"
+	}
 	b, _ := r.JSON()
 	rp, werr := w.reg.WriteReceipt(w.rec.Name, w.rec.RunID, b)
 	// Best effort: inspect says when an ended run has no configuration.

@@ -266,8 +266,8 @@ func TestSuperviseOwnerDeath(t *testing.T) {
 		t.Fatalf("record: %+v, %v; want stopped, owner-exit", end, err)
 	}
 	r, err := sessionctl.ReadReceipt(reg, end)
-	if err != nil || !r.StopConfirmed || !r.Evidence.KillUsed {
-		t.Errorf("receipt %+v, %v; want confirmed, the daemon killed", r, err)
+	if err != nil || !r.StopConfirmed || !r.Evidence.KillUsed || r.Stop.Reason != "owner-exit" {
+		t.Errorf("receipt %+v, %v; want confirmed, the daemon killed, reason owner-exit as the record's", r, err)
 	}
 
 	// The owner is dead now: a new supervisor for it refuses.
