@@ -240,22 +240,12 @@ func (f *faultEnv) checkNoop() {
 
 // deadRun leaves a run whose tether was SIGKILLed in the middle of its
 // stop, its leaf still holding TERM-ignoring members, and returns its
-// record. The stop is a SIGTERM to tether once the workload has its 3
-// sleeps, all forked after its trap: a --timeout (1 s) could come before
-// the trap on a slow host, and a stop that needs no kill never reaches
-// stop-before-kill.
+// record. crashRun stops it once the workload ignores SIGTERM: a stop
+// that needs no kill never reaches stop-before-kill.
 func (f *faultEnv) deadRun() *registry.Record {
 	t := f.t
 	t.Helper()
-	p := f.start([]string{"TETHER_CRASH_AT=stop-before-kill"},
-		"run", "--no-reap", "--grace", "100ms", "--", "sh", "-c", faultRunScript)
-	for deadline := time.Now().Add(faultPatience); f.sleepers() < 3; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the workload never forked its 3 sleeps (%d)", f.sleepers())
-		}
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	f.killedAt("tether run", "stop-before-kill", p.wait())
+	f.killedAt("tether run", "stop-before-kill", f.crashRun("stop-before-kill", "--no-reap", "--grace", "100ms"))
 	var rec *registry.Record
 	for fn, ff := range f.recordFiles() {
 		if ff.temp || ff.rec == nil || ff.rec.Kind != "run" {

@@ -28,9 +28,7 @@ func TestFaultRunCrash(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
 			f := faultSetup(t)
-			r := f.tether([]string{"TETHER_CRASH_AT=" + point},
-				"run", "--no-reap", "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript)
-			f.killedAt("tether run", point, r)
+			f.killedAt("tether run", point, f.crashRun(point, "--no-reap", "--grace", "100ms"))
 			before := f.recordFiles()
 			switch point {
 			case "before-leaf", "after-leaf":

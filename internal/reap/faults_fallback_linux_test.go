@@ -15,8 +15,8 @@ import (
 // fallbackRunKilled starts `tether run --mechanism fallback` of the run
 // workload (a TERM-ignoring main, a setsid'd and a double-forked
 // descendant), waits for its 3 sleeps, then kills it: SIGKILL while the
-// command runs, or at a crash point of its stop (a 300 ms timeout starts
-// the stop). Its parent death signal kills the main process; the
+// command runs, or at a crash point of its stop (crashRun: a SIGTERM
+// starts the stop). Its parent death signal kills the main process; the
 // descendants are left, reparented to init. It returns the receipt path
 // and when tether died.
 func fallbackRunKilled(f *faultEnv, point string) (string, time.Time) {
@@ -24,17 +24,13 @@ func fallbackRunKilled(f *faultEnv, point string) (string, time.Time) {
 	t.Helper()
 	rc := filepath.Join(f.io, "receipt.json")
 	if point != "running" {
-		r := f.tether([]string{"TETHER_CRASH_AT=" + point}, "run", "--mechanism", "fallback", "--no-reap", "--receipt", rc, "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript)
+		r := f.crashRun(point, "--mechanism", "fallback", "--no-reap", "--receipt", rc, "--grace", "100ms")
 		at := time.Now()
 		f.killedAt("tether run --mechanism fallback", point, r)
 		return rc, at
 	}
 	p := f.start(nil, "run", "--mechanism", "fallback", "--no-reap", "--receipt", rc, "--", "sh", "-c", faultRunScript)
-	for deadline := time.Now().Add(faultPatience); f.sleepers() < 3; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the workload never forked its 3 sleeps (%d)", f.sleepers())
-		}
-	}
+	f.awaitSleepers(3)
 	at := time.Now()
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.wait()

@@ -43,12 +43,6 @@ const faultPatience = 20 * time.Second
 // exiting before they count as survivors.
 const faultExitPatience = 5 * time.Second
 
-// crashTimeout is the --timeout of a run killed at a crash point of its
-// stop: long enough for faultRunScript to ignore SIGTERM and fork first,
-// or the stop never needs its kill and a point after the grace is never
-// reached (300 ms was not, once, in a TCG guest sharing the host).
-const crashTimeout = "2s"
-
 // faultRunScript ignores SIGTERM and leaves a setsid'd and a
 // double-forked descendant that ignore it too, so that a stop needs every
 // step of the protocol, cgroup.kill included.
@@ -336,6 +330,34 @@ func (f *faultEnv) killSupervisor(name string) {
 	h.Signal(syscall.SIGKILL)
 	if !h.WaitExit(faultPatience) {
 		t.Fatalf("supervisor %s did not exit after SIGKILL", tok)
+	}
+}
+
+// crashRun runs `tether run ARGS -- sh -c faultRunScript` with
+// TETHER_CRASH_AT=point and returns how it ended. At a point of the stop
+// (faultStopPoints) the stop is a SIGTERM to tether once the workload has
+// its 3 sleeps, all forked after its trap: a --timeout raced sh's start
+// (300 ms, then 2 s, beside the other parallel fault tests under TCG),
+// and a TERM before the trap ends the run with no kill, so
+// stop-before-kill is never reached. The other points come before the
+// command runs: there is nothing to wait for.
+func (f *faultEnv) crashRun(point string, args ...string) faultResult {
+	f.t.Helper()
+	p := f.start([]string{"TETHER_CRASH_AT=" + point}, slices.Concat([]string{"run"}, args, []string{"--", "sh", "-c", faultRunScript})...)
+	if slices.Contains(faultStopPoints, point) {
+		f.awaitSleepers(3)
+		p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	return p.wait()
+}
+
+// awaitSleepers waits until the workload has forked n sleeps (sleepers).
+func (f *faultEnv) awaitSleepers(n int) {
+	f.t.Helper()
+	for deadline := time.Now().Add(faultPatience); f.sleepers() < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("the workload never forked its %d sleeps (%d)", n, f.sleepers())
+		}
 	}
 }
 

@@ -37,21 +37,15 @@ func TestOwnerDeathRun(t *testing.T) {
 			f := faultSetup(t)
 			f.watched = true
 			rc := filepath.Join(f.io, "receipt.json")
-			args := []string{"run", "--no-reap", "--receipt", rc, "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript}
 			var killed time.Time
 			if point == "running" {
-				args = []string{"run", "--no-reap", "--receipt", rc, "--", "sh", "-c", faultRunScript}
-				p := f.start(nil, args...)
-				for deadline := time.Now().Add(faultPatience); f.sleepers() < 3; time.Sleep(10 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("the workload never forked its 3 sleeps (%d)", f.sleepers())
-					}
-				}
+				p := f.start(nil, "run", "--no-reap", "--receipt", rc, "--", "sh", "-c", faultRunScript)
+				f.awaitSleepers(3)
 				killed = time.Now()
 				p.cmd.Process.Signal(syscall.SIGKILL)
 				p.wait()
 			} else {
-				r := f.tether([]string{"TETHER_CRASH_AT=" + point}, args...)
+				r := f.crashRun(point, "--no-reap", "--receipt", rc, "--grace", "100ms")
 				killed = time.Now()
 				f.killedAt("tether run", point, r)
 			}

@@ -20,9 +20,7 @@ func TestFaultV1LeavesReaped(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
 			f := faultSetup(t)
-			r := f.tether([]string{"TETHER_CRASH_AT=" + point},
-				"run", "--no-reap", "--memory", "64M", "--pids", "100", "--timeout", crashTimeout, "--grace", "100ms", "--", "sh", "-c", faultRunScript)
-			f.killedAt("tether run", point, r)
+			f.killedAt("tether run", point, f.crashRun(point, "--no-reap", "--memory", "64M", "--pids", "100", "--grace", "100ms"))
 			before := f.recordFiles()
 			var v1 []string
 			for _, ff := range before {
