@@ -120,10 +120,13 @@ func TestStopKillEscalates(t *testing.T) {
 // TestStopGraceZeroDuringTTLStop is the regression test for `tether stop
 // --grace 0` during a TTL stop, which was ignored: the watcher wrote Grace
 // (racing the grace wait, which had read it already) and the TTL's grace
-// of an hour was waited out.
+// of an hour was waited out. The stop signal is SIGWINCH, which sleep and
+// sh ignore from their start: the TTL's second counts from the start, and
+// a SIGTERM before the workload's trap (sh's start under TCG can take
+// that long) ended it with no kill and no ready file.
 func TestStopGraceZeroDuringTTLStop(t *testing.T) {
 	xdg := stateEnv(t)
-	startStubborn(t, xdg, "ttl", "--ttl", "1s", "--grace", "1h")
+	startStubborn(t, xdg, "ttl", "--ttl", "1s", "--grace", "1h", "--signal", "WINCH")
 	awaitState(t, xdg, "ttl", registry.StateStopping)
 	_, done, out, errb := stopJSON(t, xdg, "--grace", "0", "ttl")
 	if c := awaitExit(t, "stop --grace 0", done); c != 0 {
