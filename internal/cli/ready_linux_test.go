@@ -98,9 +98,15 @@ func TestStartNotReady(t *testing.T) {
 	xdg := stateEnv(t)
 	port := freePort(t)
 	t.Run("timeout", func(t *testing.T) {
+		// The log's lines must be there when the stop has ended the
+		// session, and the 700 ms count from its start: a SIGTERM could
+		// come before sh printed them (its start under TCG, a loaded
+		// host). The stop signal is SIGWINCH, which sh ignores until its
+		// trap, set once it has printed them, exits: the stop ends it at
+		// once, and one before the trap waits out the grace (10 s).
 		t0 := time.Now()
 		code, _, stderr := tetherIn(t, xdg, nil, "start", "-q", "--name", "slow", "--ready", "tcp:"+strconv.Itoa(port), "--ready-timeout", "700ms",
-			"--grace", "100ms", "--", "sh", "-c", `trap "" TERM; echo booting; echo "no config" >&2; exec sleep 1000`)
+			"--signal", "WINCH", "--grace", "10s", "--", "sh", "-c", `echo booting; echo "no config" >&2; trap "exit 0" WINCH; while :; do sleep 0.05; done`)
 		took := time.Since(t0)
 		for _, want := range []string{`session "slow": not ready after 700ms: tcp:` + strconv.Itoa(port), "connection refused", "it was stopped", "  booting\n", "  no config\n"} {
 			if !strings.Contains(stderr, want) {
