@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,9 +45,16 @@ func TestClientStartReady(t *testing.T) {
 		t.Errorf("Stop = %v", err)
 	}
 
+	// The log's line must be there when the stop has ended the session,
+	// and the 300 ms count from its start: a SIGTERM could come before sh
+	// printed it (its start under TCG, a loaded host). The stop signal is
+	// SIGWINCH, which sh ignores until its trap, set once it has printed
+	// the line, exits: the stop ends it at once, and one before the trap
+	// waits out the grace (10 s).
 	_, err = client.Start(ctx, session.Options{
 		Name: "down", Owner: "none", Ready: []string{"file:never"}, ReadyTimeout: 300 * time.Millisecond,
-		Argv: []string{"sh", "-c", "echo waiting; exec sleep 1000"},
+		StopSignal: syscall.SIGWINCH, Grace: 10 * time.Second,
+		Argv: []string{"sh", "-c", `echo waiting; trap "exit 0" WINCH; while :; do sleep 0.05; done`},
 	})
 	var nr *session.NotReadyError
 	if !errors.As(err, &nr) || !errors.Is(err, session.ErrNotReady) || !nr.Stopped || !slices.Equal(nr.LogTail, []string{"waiting"}) {
