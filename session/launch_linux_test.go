@@ -29,7 +29,7 @@ func TestAbandonKillsStuckSupervisor(t *testing.T) {
 	log := reg.LogPath("taken", runID)
 	exe, pidFile := standIn(t, dir, ": > '"+log+"'")
 	c := &Client{reg: reg, Supervisor: exe}
-	_, err = c.Start(t.Context(), Options{Name: "taken", RunID: runID, Argv: []string{"true"}, Owner: "none"})
+	err = startOnceRun(t, c, t.Context(), Options{Name: "taken", RunID: runID, Argv: []string{"true"}, Owner: "none"}, log)
 	if !errors.Is(err, registry.ErrExists) {
 		t.Fatalf("Start() = %v, want the name in use", err)
 	}

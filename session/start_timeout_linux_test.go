@@ -30,7 +30,7 @@ func TestStartTimeoutKillsSupervisor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	c := &Client{reg: reg, Supervisor: exe}
-	_, err = c.Start(ctx, Options{Name: "hung", Argv: []string{"true"}, Owner: "none"})
+	err = startOnceRun(t, c, ctx, Options{Name: "hung", Argv: []string{"true"}, Owner: "none"}, pidFile)
 	if !errors.Is(err, ErrSupervisor) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Start() = %v, want ErrSupervisor and the context's deadline", err)
 	}
@@ -55,6 +55,36 @@ func standIn(t *testing.T, dir, do string) (exe, pidFile string) {
 		t.Fatal(err)
 	}
 	return exe, pidFile
+}
+
+// startOnceRun runs c.Start(ctx, o) with the registry's lock held until
+// the stand-in supervisor has created path, and returns Start's error.
+// Start spawns the supervisor, then claims the name under the lock: what
+// ends the start (its context's deadline, abandon's second) comes after
+// the stand-in has run so far, not before its sh got there (TCG, a loaded
+// host), which left no pid to check.
+func startOnceRun(t *testing.T, c *Client, ctx context.Context, o Options, path string) error {
+	t.Helper()
+	unlock, err := c.reg.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Start(ctx, o)
+		done <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			unlock()
+			t.Fatalf("the stand-in supervisor never created %s (Start: %v)", path, <-done)
+		}
+	}
+	unlock()
+	return <-done
 }
 
 // assertStandInDead checks that the stand-in whose pid is in pidFile ran
