@@ -264,7 +264,10 @@ func TestUntilEmpty(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			// Stopped once the main has exited, its daemon forked: a
+			// stop before would signal the main too (a fixed 300 ms was
+			// not always enough for sh under TCG).
+			awaitExited(t, c.Pid())
 			c.BeginStop(ReasonRequest)
 			c.Wait()
 			r = c.Receipt()

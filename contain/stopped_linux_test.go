@@ -145,6 +145,17 @@ func readPIDFile(t *testing.T, path string) int {
 	return 0
 }
 
+// awaitExited waits for pid to have exited: a zombie, or reaped.
+func awaitExited(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if st, err := identity.ReadStat(pid); err != nil || st.State == 'Z' {
+			return
+		}
+	}
+	t.Fatalf("pid %d did not exit within 10 s", pid)
+}
+
 // awaitState waits for pid's /proc/PID/stat to show state.
 func awaitState(t *testing.T, pid int, state byte) {
 	t.Helper()
