@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +33,39 @@ func alive(s string) bool {
 	return false
 }
 
+// runs reports whether process pid runs the program comm.
+func runs(pid int, comm string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return err == nil && strings.TrimSpace(string(b)) == comm
+}
+
+// cueDeadline is a context whose deadline passes when the test says
+// (pass), not at a time set before the command started, which a slow
+// start could reach first. Once it has passed, Done is closed and Err is
+// context.DeadlineExceeded, as for a deadline.
+type cueDeadline struct {
+	context.Context
+	done chan struct{}
+}
+
+func newCueDeadline() *cueDeadline {
+	return &cueDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+// pass makes the deadline pass.
+func (c *cueDeadline) pass() { close(c.done) }
+
+func (c *cueDeadline) Done() <-chan struct{} { return c.done }
+
+func (c *cueDeadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 // TestDeadlineOutputExitError: a command run with a context deadline,
 // its output read, its failure seen as os/exec's *exec.ExitError, and the
 // daemon it left stopped with it.
@@ -39,10 +73,19 @@ func TestDeadlineOutputExitError(t *testing.T) {
 	tag := "embed-daemon-" + time.Now().Format("150405.000000000")
 	ready := t.TempDir() + "/ready"
 	// The deadline must fall after "up" (the daemon started and ready):
-	// 2 s, not 0.5, leave room for a loaded CI host or the Go floor's stage.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
+	// it passes once the main process runs sleep, "up" printed. One set
+	// at the start (0.5 s, then 2 s) raced sh on a loaded CI host or
+	// under TCG.
+	ctx := newCueDeadline()
 	c := contain.CommandContext(ctx, "sh", "-c", `setsid sh -c 'touch "$1"; while :; do sleep 1; done' "$0" "$1" & while [ ! -e "$1" ]; do sleep 0.01; done; echo up; exec sleep 1000`, tag, ready)
+	go func() {
+		defer ctx.pass() // at the latest after 30 s, a hang guard
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if pid := c.Pid(); pid > 0 && runs(pid, "sleep") {
+				return
+			}
+		}
+	}()
 	out, err := c.Output()
 	if string(out) != "up\n" {
 		t.Errorf("output %q; want %q", out, "up\n")
