@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,6 +51,58 @@ func (s *screen) wait(t *testing.T, want string) {
 	t.Fatalf("the terminal never showed %q; it shows:\n%q", want, s.buf.String()[s.at:])
 }
 
+// interactiveShell returns the pid of t's "sh -i", failing t if there is
+// not one.
+func interactiveShell(t *testing.T) int {
+	t.Helper()
+	for pid, argv := range marked(marker(t)) {
+		if argv == "sh -i" {
+			return pid
+		}
+	}
+	t.Fatal("no sh -i of this test runs")
+	return 0
+}
+
+// awaitWinsize waits until the terminal of t's "sh -i" (its stdin) has
+// rows and cols.
+func awaitWinsize(t *testing.T, rows, cols uint16) {
+	t.Helper()
+	sh := interactiveShell(t)
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(sh)+"/fd/0", os.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ws *unix.Winsize
+	for t0 := time.Now(); time.Since(t0) < 15*time.Second; time.Sleep(10 * time.Millisecond) {
+		if ws, err = unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row == rows && ws.Col == cols {
+			return
+		}
+	}
+	t.Fatalf("the shell's terminal is %+v (%v), want %d rows and %d columns", ws, err, rows, cols)
+}
+
+// awaitRunning waits until n of t's processes run argv.
+func awaitRunning(t *testing.T, argv string, n int) {
+	t.Helper()
+	count := func() int {
+		c := 0
+		for _, a := range marked(marker(t)) {
+			if a == argv {
+				c++
+			}
+		}
+		return c
+	}
+	for t0 := time.Now(); time.Since(t0) < 15*time.Second; time.Sleep(10 * time.Millisecond) {
+		if count() >= n {
+			return
+		}
+	}
+	t.Fatalf("%d processes of this test run %q, want %d", count(), argv, n)
+}
+
 // TestExecTTY runs an interactive shell in a session through tether exec
 // -t, from a terminal of the test's own (a pty pair, tether exec's
 // controlling terminal), as a person at a terminal does: the shell shows
@@ -90,16 +143,23 @@ func TestExecTTY(t *testing.T) {
 	scr.wait(t, "24 80")
 	scr.wait(t, "<ready> ")
 
-	// A resize of the test's window reaches the shell's terminal.
+	// A resize of the test's window reaches the shell's terminal. The
+	// SIGWINCH that carries it is asynchronous, and stty is run once the
+	// size shows there: after a fixed 100 ms, a loaded host could run it
+	// before tether exec had passed the size on.
 	pty.Setsize(tm, &pty.Winsize{Rows: 50, Cols: 132})
-	time.Sleep(100 * time.Millisecond) // SIGWINCH is asynchronous
+	awaitWinsize(t, 50, 132)
 	tm.WriteString("stty size\r")
 	scr.wait(t, "50 132")
 	scr.wait(t, "<ready> ")
 
-	// ^C, typed, interrupts the foreground job and not the shell.
+	// ^C, typed, interrupts the foreground job and not the shell. It is
+	// typed once sleep runs (the session's main and the shell's): after a
+	// fixed 300 ms, a ^C that came while the shell's child was between
+	// its fork and its exec could be caught by the shell's handler it
+	// still had, and lost.
 	tm.WriteString("sleep 1000\r")
-	time.Sleep(300 * time.Millisecond)
+	awaitRunning(t, "sleep 1000", 2)
 	tm.Write([]byte{3})
 	scr.wait(t, "<ready> ")
 	tm.WriteString("echo alive-$((2*21))\r")
