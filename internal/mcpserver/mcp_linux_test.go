@@ -284,9 +284,17 @@ time.sleep(1000)`, port)
 				Ended      bool   `json:"ended"`
 				StopReason string `json:"stop_reason"`
 			}
-			call(t, cs, "wait", map[string]any{"name": c.name, "timeout": "2s"}, &w)
+			// One that lives is waited for 2 s; one that ends, until
+			// it has (at most 30 s, a hang guard): its sh's start, exit
+			// and stop could take longer than 2 s under TCG on a loaded
+			// host.
+			wait := "2s"
+			if !c.lives {
+				wait = "30s"
+			}
+			call(t, cs, "wait", map[string]any{"name": c.name, "timeout": wait}, &w)
 			if w.Ended == c.lives {
-				t.Errorf("%s (profile %q, until %q): ended %t (%s) 2 s after its command returned; want %t", c.name, c.profile, c.until, w.Ended, w.StopReason, !c.lives)
+				t.Errorf("%s (profile %q, until %q): ended %t (%s) %s after its command returned; want %t", c.name, c.profile, c.until, w.Ended, w.StopReason, wait, !c.lives)
 			}
 			if c.profile == "tmux" && c.lives {
 				var e struct {
