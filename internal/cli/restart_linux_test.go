@@ -34,10 +34,13 @@ func TestRestart(t *testing.T) {
 	xdg := stateEnv(t)
 	flag := filepath.Join(t.TempDir(), "flag")
 	// The second start of this command is never ready: the restart must
-	// wait for --ready again, and say so.
+	// wait for --ready again, and say so. The others must print their
+	// line within --ready-timeout, which counts from their start: 10 s,
+	// not 2, which sh's start under TCG on a loaded host could come near.
+	// The restart that is never ready waits it out.
 	script := `if [ -e "$FLAG" ]; then sleep 1000; else touch "$FLAG"; echo "ready $FOO"; sleep 1000; fi`
 	mustStart(t, xdg, nil, "-q", "--name", "web", "-e", "FOO=bar", "-e", "FLAG="+flag, "--signal", "INT", "--ttl", "1h",
-		"--ready", "log:ready bar", "--ready-timeout", "2s", "--", "sh", "-c", script)
+		"--ready", "log:ready bar", "--ready-timeout", "10s", "--", "sh", "-c", script)
 	first := inspectOf(t, xdg, "web")
 
 	code, out, stderr := tetherIn(t, xdg, nil, "restart", "web")
