@@ -40,7 +40,9 @@ func ExampleCommandContext() {
 // Run a command to its end and see what it left behind: the receipt lists
 // the stragglers the stop protocol found after the main process exited.
 func ExampleCmd_Receipt() {
-	c := contain.Command("sh", "-c", "setsid sleep 1000 & sleep 0.1")
+	// The command ends once its daemon runs sleep, so that the argv read
+	// for it is settled (a fixed sleep 0.1 could end it mid-exec).
+	c := contain.Command("sh", "-c", `setsid sleep 1000 & until [ "$(head -c 5 /proc/$!/cmdline)" = sleep ]; do sleep 0.01; done`)
 	if err := c.Run(); err != nil {
 		fmt.Println("run:", err)
 		return
