@@ -2,15 +2,12 @@ package session_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/internal/leakcheck"
-	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/session"
 )
 
@@ -21,13 +18,7 @@ import (
 // package's own guard on its owner watch (internal/supervisor/watch.go; TestSuperviseOwnerDeath guards it there), not only the
 // CLI's tests.
 func TestOwnerDeathStopsSession(t *testing.T) {
-	state := t.TempDir()
-	os.Chmod(state, 0o700)
-	leakcheck.AwaitAtCleanup(t, watch.Env, state)
-	client, err := session.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := testClient(t)
 	owner := exec.Command("sleep", "1000")
 	if err := owner.Start(); err != nil {
 		t.Fatal(err)

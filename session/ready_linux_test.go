@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/internal/leakcheck"
-	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/session"
 )
 
@@ -20,13 +17,7 @@ import (
 // *NotReadyError naming it, with the log's last lines, and the session
 // stopped.
 func TestClientStartReady(t *testing.T) {
-	state := t.TempDir()
-	os.Chmod(state, 0o700)
-	leakcheck.AwaitAtCleanup(t, watch.Env, state) // its watcher, before the dir goes
-	client, err := session.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := testClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rec, err := client.Start(ctx, session.Options{

@@ -3,12 +3,9 @@ package session_test
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/tether-run/tether/internal/leakcheck"
-	"github.com/tether-run/tether/internal/watch"
 	"github.com/tether-run/tether/session"
 )
 
@@ -17,13 +14,7 @@ import (
 // for a start whose checks failed (stopped by a request) — not contain's
 // generic words.
 func TestStopReasonsInReceipt(t *testing.T) {
-	state := t.TempDir()
-	os.Chmod(state, 0o700)
-	leakcheck.AwaitAtCleanup(t, watch.Env, state) // its watcher, before the dir goes
-	client, err := session.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := testClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -33,7 +24,7 @@ func TestStopReasonsInReceipt(t *testing.T) {
 	if _, err := client.Wait(ctx, "short"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = client.Start(ctx, session.Options{Name: "unready", Owner: "none", Ready: []string{"file:never"}, ReadyTimeout: 300 * time.Millisecond,
+	_, err := client.Start(ctx, session.Options{Name: "unready", Owner: "none", Ready: []string{"file:never"}, ReadyTimeout: 300 * time.Millisecond,
 		Argv: []string{"sleep", "1000"}})
 	if !errors.Is(err, session.ErrNotReady) {
 		t.Fatalf("Start(file:never) = %v, want ErrNotReady", err)
