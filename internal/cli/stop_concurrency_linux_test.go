@@ -136,6 +136,10 @@ func TestStopGraceZeroDuringTTLStop(t *testing.T) {
 	if !r.StopConfirmed || !r.Evidence.KillUsed || hasStep(r, "grace", "after 1h") {
 		t.Errorf("receipt confirmed %t kill %t:%s", r.StopConfirmed, r.Evidence.KillUsed, stepList(r))
 	}
+	// The TTL began the stop; the request joined it and renames nothing.
+	if s := statusOf(t, xdg, "ttl"); r.Stop.Reason != "ttl" || s.StopReason != "ttl" {
+		t.Errorf("stop reason: receipt %q, record %q; want ttl in both", r.Stop.Reason, s.StopReason)
+	}
 	assertNoSurvivors(t)
 }
 

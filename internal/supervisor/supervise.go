@@ -311,23 +311,22 @@ func finish(w *recorder, spec *sessionctl.Spec, c *contain.Cmd, log *sessionlog.
 	loss := log.Loss()
 	r.OutputLoss = loss
 	r.Logs, r.LogsOmitted, r.LogsOmittedBytes = log.Files()
+	// The record and the receipt name what began the stop, in a
+	// session's words: for a stop asked for, the request's own reason
+	// (request, owner-exit, not-ready); ttl for its timeout. A request
+	// that joined a stop already under way (the main's exit, the TTL)
+	// names nothing.
 	why := r.Stop.Reason
-	select {
-	case why = <-reason:
-	default:
-		if why == string(contain.ReasonTimeout) {
-			why = "ttl"
-		}
-	}
-	// The receipt names what stopped a session as its record does: the
-	// request's own reason (owner-exit, not-ready, …) for a stop asked
-	// for, ttl for its timeout, not contain's generic words.
-	switch contain.Reason(r.Stop.Reason) {
+	switch contain.Reason(why) {
 	case contain.ReasonRequest:
-		r.Stop.Reason = why
+		select {
+		case why = <-reason:
+		default:
+		}
 	case contain.ReasonTimeout:
-		r.Stop.Reason = "ttl"
+		why = "ttl"
 	}
+	r.Stop.Reason = why
 	b, _ := r.JSON()
 	rp, werr := w.reg.WriteReceipt(w.rec.Name, w.rec.RunID, b)
 	// Best effort: inspect says when an ended run has no configuration.
