@@ -198,6 +198,9 @@ func (r *readiness) poll(ctx context.Context, wait time.Duration) string {
 		}
 		select {
 		case <-ctx.Done():
+			if r.lastLook(failing) {
+				return ""
+			}
 			return fmt.Sprintf("not ready after %s: %s", wait, describeChecks(failing))
 		case <-time.After(delay):
 		}
@@ -312,10 +315,28 @@ func (r *readiness) path(p string) string {
 
 // watchLog follows the session's log until a line matches every log
 // check's expression, or ctx is done.
-func (r *readiness) watchLog(ctx context.Context) {
+func (r *readiness) watchLog(ctx context.Context) { r.scanLog(ctx, true) }
+
+// lastLook reads the whole log once more when the wait is over and only
+// log checks are failing: a line written in the last moments (between
+// two tries, or before the follower read it) counts, rather than the
+// start failing with "no line matched" above a log tail that shows it.
+func (r *readiness) lastLook(failing []*check) bool {
+	if slices.ContainsFunc(failing, func(ch *check) bool { return ch.kind != "log" }) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return r.scanLog(ctx, false)
+}
+
+// scanLog reads the session's log from its start (with follow, on as it
+// grows, until ctx is done) and reports whether every log check matched
+// a line of it, setting logHit then.
+func (r *readiness) scanLog(ctx context.Context, follow bool) bool {
 	pr, pw := io.Pipe()
 	go func() {
-		err := r.c.Logs(ctx, r.rec.Name, pw, LogOptions{Follow: true, Tail: -1})
+		err := r.c.Logs(ctx, r.rec.Name, pw, LogOptions{Follow: follow, Tail: -1})
 		pw.CloseWithError(err)
 	}()
 	defer pr.Close()
@@ -336,9 +357,10 @@ func (r *readiness) watchLog(ctx context.Context) {
 		}
 		if all {
 			r.logHit.Store(true)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // logTail is the log's last lines, for a person told why a start failed.
