@@ -81,7 +81,7 @@ func TestReapFallbackDescendants(t *testing.T) {
 	}
 	r, rep := f.reap("--grace", "0")
 	if r.code != 0 || len(rep.Actions) != 1 {
-		t.Fatalf("tether reap = %s, %d actions: %s", r, len(rep.Actions), r.stderr)
+		t.Fatalf("tether reap = %s, %d actions: %s\n%+v", r, len(rep.Actions), r.stderr, rep.Actions)
 	}
 	a := rep.Actions[0]
 	if a.Class != reap.DeadFallback || !a.Done || a.Receipt == nil || !a.Receipt.StopConfirmed {
